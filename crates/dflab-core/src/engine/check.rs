@@ -1,0 +1,171 @@
+//! Invariant checks (with `run.check`) and the watchdog's deadlock report.
+//!
+//! Checked invariants:
+//! * packets are conserved: generated = in source queues + in the network + delivered, and the
+//!   packet arena holds exactly the live ones;
+//! * credits are conserved on every link and VC: free credits + flits on the wire + flits in the
+//!   downstream input buffer + credits on the way back = input buffer capacity;
+//! * no input or output buffer holds more than its capacity.
+//!
+//! Hop bounds are asserted on every routing decision (in `sim.rs`), checks or not.
+
+use super::sim::Simulation;
+use crate::error::{Error, Result};
+use crate::topology::{LinkClass, NONE};
+use crate::units::ps_to_us;
+
+impl Simulation {
+    pub(super) fn check_invariants(&self) -> Result<()> {
+        let fail = |m: String| {
+            Err(Error::Invariant(format!(
+                "{m} (t = {:.3} us)",
+                ps_to_us(self.now)
+            )))
+        };
+        if self.generated_total != self.in_source + self.in_network + self.delivered_total {
+            return fail(format!(
+                "packets not conserved: generated {} != source {} + network {} + delivered {}",
+                self.generated_total, self.in_source, self.in_network, self.delivered_total
+            ));
+        }
+        if self.pkts.live() as u64 != self.in_source + self.in_network {
+            return fail(format!(
+                "packet arena holds {} live packets, expected {}",
+                self.pkts.live(),
+                self.in_source + self.in_network
+            ));
+        }
+        let queued: u64 = self.nic_queue.iter().map(|q| q.len() as u64).sum();
+        if queued != self.in_source {
+            return fail(format!(
+                "source queues hold {queued} packets, counter says {}",
+                self.in_source
+            ));
+        }
+        let radix = self.radix();
+        let vcs = self.vcs;
+        for r in 0..self.topo.routers() {
+            for port in 0..radix {
+                let pi = r * radix + port;
+                for vc in 0..vcs {
+                    let qi = pi * vcs + vc;
+                    if self.in_occ[qi] > self.in_cap || self.out_occ[qi] > self.out_cap {
+                        return fail(format!(
+                            "buffer over capacity at router {r} port {port} VC {vc}: input {}/{}, output {}/{}",
+                            self.in_occ[qi], self.in_cap, self.out_occ[qi], self.out_cap
+                        ));
+                    }
+                    let in_flits: u32 = self
+                        .inq
+                        .iter(qi)
+                        .map(|id| self.pkts.get(id).flits as u32)
+                        .sum();
+                    if in_flits != self.in_occ[qi] {
+                        return fail(format!("input occupancy counter {} != {} flits queued at router {r} port {port} VC {vc}", self.in_occ[qi], in_flits));
+                    }
+                    let (pr, pp) = self.peer[pi];
+                    if self.topo.is_host_port(port as u16) || pr == NONE {
+                        continue;
+                    }
+                    let down = (pr as usize * radix + pp as usize) * vcs + vc;
+                    let total = self.credits[qi]
+                        + self.inflight_flits[qi]
+                        + self.in_occ[down]
+                        + self.inflight_credits[qi];
+                    if total != self.in_cap {
+                        return fail(format!(
+                            "credits not conserved on router {r} port {port} VC {vc}: credits {} + on wire {} + downstream {} + returning {} != {}",
+                            self.credits[qi], self.inflight_flits[qi], self.in_occ[down], self.inflight_credits[qi], self.in_cap
+                        ));
+                    }
+                }
+            }
+        }
+        for n in 0..self.topo.nodes() {
+            let r = n / self.topo.p;
+            let port = n % self.topo.p;
+            let down = (r * radix + port) * vcs;
+            let total = self.nic_credits[n]
+                + self.nic_inflight_flits[n]
+                + self.in_occ[down]
+                + self.nic_inflight_credits[n];
+            if total != self.in_cap {
+                return fail(format!(
+                    "credits not conserved on the injection link of node {n}: {total} != {}",
+                    self.in_cap
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn describe_port(&self, router: u32, port: u16) -> String {
+        match self.topo.class_of_port(port) {
+            LinkClass::Host => format!(
+                "port {port} (host, node {})",
+                router as usize * self.topo.p + port as usize
+            ),
+            class => {
+                let (pr, pp) = self.peer[router as usize * self.radix() + port as usize];
+                let kind = if class == LinkClass::Local {
+                    "local"
+                } else {
+                    "global"
+                };
+                format!(
+                    "port {port} ({kind}, to router {pr} port {pp} in group {})",
+                    self.topo.group_of(pr)
+                )
+            }
+        }
+    }
+
+    /// Where the network is stuck: the first router (lowest id) with a blocked head packet, its
+    /// input port and VC, and the output it waits for.
+    pub(super) fn deadlock_report(&self) -> String {
+        let radix = self.radix();
+        let vcs = self.vcs;
+        let stuck_routers = (0..self.topo.routers())
+            .filter(|&r| !self.waiting_of(r).is_empty())
+            .count();
+        let mut msg = format!(
+            "no packet moved for {:.1} us (t = {:.3} us) with {} packets in the network; {} routers hold blocked packets \
+             (routing {} with {} VCs)",
+            self.cfg.run.watchdog_us,
+            ps_to_us(self.now),
+            self.in_network,
+            stuck_routers,
+            self.cfg.routing.algorithm,
+            vcs
+        );
+        for r in 0..self.topo.routers() {
+            if let Some(&e) = self.waiting_of(r).iter().min() {
+                let (in_port, vc) = ((e as usize / vcs) as u16, e as usize % vcs);
+                let qi = (r * radix + in_port as usize) * vcs + vc;
+                let id = self.inq.front(qi).expect("waiting head");
+                let p = self.pkts.get(id);
+                let oi = (r * radix + p.out_port as usize) * vcs + p.out_vc as usize;
+                msg.push_str(&format!(
+                    "; first stuck: router {r} (group {}, router {} of its group), input {} VC {vc} holds {} packets; \
+                     its head (node {} -> node {}, {} hops so far) waits for output {} VC {}: output buffer {}/{} flits, \
+                     downstream credits {}/{} flits",
+                    self.topo.group_of(r as u32),
+                    self.topo.index_in_group(r as u32),
+                    self.describe_port(r as u32, in_port),
+                    self.inq.len(qi),
+                    p.src,
+                    p.dst,
+                    p.hops,
+                    self.describe_port(r as u32, p.out_port),
+                    p.out_vc,
+                    self.out_occ[oi],
+                    self.out_cap,
+                    self.credits[oi],
+                    self.in_cap
+                ));
+                break;
+            }
+        }
+        msg
+    }
+}

@@ -1,0 +1,933 @@
+//! Simulation state and event handlers. See the module comment of `engine` for the model.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use rand::SeedableRng;
+use serde::Serialize;
+
+use super::queue::{Event, EventQueue};
+use crate::config::Experiment;
+use crate::error::{Error, Result};
+use crate::network::{Packet, PacketArena, PacketId, RingPool};
+use crate::routing::{Algorithm, Hop, Rng, RouterView, Routing};
+use crate::stats::{Series, Stats, Summary};
+use crate::topology::{LinkClass, Topology, NONE};
+use crate::traffic::{Injector, Pattern, PatternSampler};
+use crate::units::{ns_to_ps, ps_to_us, transfer_ps, us_to_ps, Time};
+
+// Event kinds.
+const GEN: u8 = 0;
+const NIC_WAKE: u8 = 1;
+const NIC_CREDIT: u8 = 2;
+const ARRIVE: u8 = 3;
+const ARB: u8 = 4;
+const XBAR_DONE: u8 = 5;
+const PORT_WAKE: u8 = 6;
+const CREDIT: u8 = 7;
+const DELIVER: u8 = 8;
+const ARB_WAKE: u8 = 9;
+
+/// Independent RNG streams: the same experiment seed gives every router and node its own stream,
+/// so results do not depend on how events interleave.
+pub(crate) fn stream_seed(seed: u64, kind: u64, id: u64) -> u64 {
+    let mut z =
+        seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SimResult {
+    pub summary: Summary,
+    pub series: Series,
+    pub hops_histogram: Vec<u64>,
+    pub config: Experiment,
+}
+
+/// Run one experiment.
+pub fn simulate(cfg: &Experiment) -> Result<SimResult> {
+    Simulation::new(cfg)?.run()
+}
+
+pub struct Simulation {
+    pub(super) cfg: Experiment,
+    pub(super) topo: Topology,
+    routing: Box<dyn Routing>,
+    pub(super) vcs: usize,
+    pub(super) max_hops: u32,
+    radix: usize,
+    // Timing (ps).
+    flit_bytes: u64,
+    packet_flits: u16,
+    ser_flit: [Time; 3],
+    xbar_flit: Time,
+    pub(super) in_cap: u32,
+    pub(super) out_cap: u32,
+    end: Time,
+    watchdog: Time,
+    // Engine state.
+    q: EventQueue,
+    ch: Channels,
+    pub(super) now: Time,
+    pub(super) pkts: PacketArena,
+    /// Indexed by (router * radix + port) * vcs + vc.
+    pub(super) inq: RingPool,
+    pub(super) outq: RingPool,
+    pub(super) in_occ: Vec<u32>,
+    pub(super) out_occ: Vec<u32>,
+    pub(super) credits: Vec<u32>,
+    /// Indexed by router * radix + port.
+    port_busy: Vec<Time>,
+    port_wake: Vec<bool>,
+    port_queued: Vec<u32>,
+    rr: Vec<u8>,
+    xin_busy: Vec<Time>,
+    xout_busy: Vec<Time>,
+    pub(super) peer: Vec<(u32, u16)>,
+    lru: Vec<u64>,
+    lru_clock: u64,
+    waiting: Vec<Vec<u16>>,
+    arb_pending: Vec<bool>,
+    arb_wake_pending: Vec<bool>,
+    router_rng: Vec<Rng>,
+    // NICs.
+    pub(super) nic_queue: Vec<VecDeque<PacketId>>,
+    pub(super) nic_credits: Vec<u32>,
+    nic_busy: Vec<Time>,
+    nic_wake: Vec<bool>,
+    node_rng: Vec<Rng>,
+    gen_first: Vec<Time>,
+    gen_count: Vec<u64>,
+    sampler: PatternSampler,
+    injector: Injector,
+    // Accounting.
+    stats: Stats,
+    pub(super) in_network: u64,
+    pub(super) in_source: u64,
+    pub(super) generated_total: u64,
+    pub(super) delivered_total: u64,
+    last_progress: Time,
+    traversals: u64,
+    events: u64,
+    // Invariant bookkeeping (only maintained with `run.check`).
+    pub(super) check: bool,
+    pub(super) inflight_flits: Vec<u32>,
+    pub(super) inflight_credits: Vec<u32>,
+    pub(super) nic_inflight_flits: Vec<u32>,
+    pub(super) nic_inflight_credits: Vec<u32>,
+}
+
+/// Event-queue channels for the fixed delays of the model (all packets have `packet_flits`
+/// flits, so every delay below is a constant of the experiment).
+struct Channels {
+    arb: usize,
+    xbar: usize,
+    nic_credit: usize,
+    nic_arrive: usize,
+    nic_wake: usize,
+    /// Per link class (host entry unused for credits).
+    credit: [usize; 3],
+    arrive: [usize; 3],
+    port_wake: [usize; 3],
+    deliver: usize,
+    /// Crossbar transfer plus link: the fast path straight through an idle output port.
+    arrive_through: [usize; 3],
+    deliver_through: usize,
+}
+
+fn class_index(c: LinkClass) -> usize {
+    match c {
+        LinkClass::Host => 0,
+        LinkClass::Local => 1,
+        LinkClass::Global => 2,
+    }
+}
+
+impl Simulation {
+    pub fn new(cfg: &Experiment) -> Result<Simulation> {
+        cfg.validate()?;
+        let topo = Topology::new(&cfg.topology)?;
+        let alg = Algorithm::parse(&cfg.routing.algorithm)?;
+        let routing = alg.build(&topo);
+        let vcs = cfg.routing.vcs.unwrap_or_else(|| routing.vcs());
+        let max_hops = routing.max_hops();
+        let n = &cfg.network;
+        let radix = topo.radix;
+        let routers = topo.routers();
+        let nodes = topo.nodes();
+        let queues = routers * radix * vcs;
+        let ports = routers * radix;
+        let in_cap = n.input_buffer_flits;
+        let out_cap = n.output_buffer_flits;
+        let flit_bytes = n.flit_bytes as u64;
+        let seed = cfg.seed;
+
+        let mut peer = vec![(NONE, 0u16); ports];
+        for r in 0..routers as u32 {
+            for port in topo.p..radix {
+                if let Some(pp) = topo.peer(r, port as u16) {
+                    peer[r as usize * radix + port] = pp;
+                }
+            }
+        }
+        // Ejection ports have no downstream buffer: their credits stay full and are never used.
+        let credits = vec![in_cap; queues];
+
+        let pattern = Pattern::parse(&cfg.traffic.pattern, &topo)?;
+        let mut pattern_rng = Rng::seed_from_u64(stream_seed(seed, 3, 0));
+        let sampler = PatternSampler::new(pattern, &topo, cfg.traffic.allow_self, &mut pattern_rng);
+        let packet_bytes = flit_bytes * n.packet_flits as u64;
+        let slot = transfer_ps(packet_bytes, n.host_bw_gbps);
+        let injector = Injector::new(cfg.traffic.process, cfg.traffic.load, slot);
+        let warm = us_to_ps(cfg.run.warmup_us);
+        let end = warm + us_to_ps(cfg.run.measure_us);
+        let stats = Stats::new(warm, end, us_to_ps(cfg.run.window_us).max(1));
+        let check = cfg.run.check;
+        let ser_flit = [
+            transfer_ps(flit_bytes, n.host_bw_gbps),
+            transfer_ps(flit_bytes, n.local_bw_gbps),
+            transfer_ps(flit_bytes, n.global_bw_gbps),
+        ];
+        let xbar_flit = transfer_ps(flit_bytes, n.xbar_bw_gbps);
+        let link_lat = [
+            ns_to_ps(n.host_latency_ns),
+            ns_to_ps(n.local_latency_ns),
+            ns_to_ps(n.global_latency_ns),
+        ];
+        let (in_lat, out_lat) = (ns_to_ps(n.input_latency_ns), ns_to_ps(n.output_latency_ns));
+        let f = n.packet_flits as Time;
+        let mut q = EventQueue::new();
+        let xfer = f * xbar_flit;
+        let ser = |c: usize| f * ser_flit[c];
+        let link = |c: usize| ser(c) + out_lat + link_lat[c] + in_lat;
+        let ch = Channels {
+            arb: q.channel(0),
+            xbar: q.channel(xfer),
+            nic_credit: q.channel(link_lat[0] + in_lat),
+            nic_arrive: q.channel(ser(0) + link_lat[0] + in_lat),
+            nic_wake: q.channel(ser(0)),
+            credit: [
+                0,
+                q.channel(out_lat + link_lat[1] + in_lat),
+                q.channel(out_lat + link_lat[2] + in_lat),
+            ],
+            arrive: [0, q.channel(link(1)), q.channel(link(2))],
+            port_wake: [q.channel(ser(0)), q.channel(ser(1)), q.channel(ser(2))],
+            deliver: q.channel(ser(0) + out_lat + link_lat[0]),
+            arrive_through: [0, q.channel(xfer + link(1)), q.channel(xfer + link(2))],
+            deliver_through: q.channel(xfer + ser(0) + out_lat + link_lat[0]),
+        };
+
+        Ok(Simulation {
+            cfg: cfg.clone(),
+            routing,
+            vcs,
+            max_hops,
+            radix,
+            flit_bytes,
+            packet_flits: n.packet_flits as u16,
+            ser_flit,
+            xbar_flit,
+            in_cap,
+            out_cap,
+            end,
+            watchdog: us_to_ps(cfg.run.watchdog_us),
+            q,
+            ch,
+            now: 0,
+            pkts: PacketArena::default(),
+            inq: RingPool::new(queues, in_cap),
+            outq: RingPool::new(queues, out_cap),
+            in_occ: vec![0; queues],
+            out_occ: vec![0; queues],
+            credits,
+            port_busy: vec![0; ports],
+            port_wake: vec![false; ports],
+            port_queued: vec![0; ports],
+            rr: vec![0; ports],
+            xin_busy: vec![0; ports],
+            xout_busy: vec![0; ports],
+            peer,
+            lru: vec![0; queues],
+            lru_clock: 0,
+            waiting: vec![Vec::new(); routers],
+            arb_pending: vec![false; routers],
+            arb_wake_pending: vec![false; routers],
+            router_rng: (0..routers)
+                .map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64)))
+                .collect(),
+            nic_queue: vec![VecDeque::new(); nodes],
+            nic_credits: vec![in_cap; nodes],
+            nic_busy: vec![0; nodes],
+            nic_wake: vec![false; nodes],
+            node_rng: (0..nodes)
+                .map(|i| Rng::seed_from_u64(stream_seed(seed, 2, i as u64)))
+                .collect(),
+            gen_first: vec![0; nodes],
+            gen_count: vec![0; nodes],
+            sampler,
+            injector,
+            stats,
+            in_network: 0,
+            in_source: 0,
+            generated_total: 0,
+            delivered_total: 0,
+            last_progress: 0,
+            traversals: 0,
+            events: 0,
+            check,
+            inflight_flits: if check { vec![0; queues] } else { Vec::new() },
+            inflight_credits: if check { vec![0; queues] } else { Vec::new() },
+            nic_inflight_flits: if check { vec![0; nodes] } else { Vec::new() },
+            nic_inflight_credits: if check { vec![0; nodes] } else { Vec::new() },
+            topo,
+        })
+    }
+
+    pub fn run(mut self) -> Result<SimResult> {
+        let started = Instant::now();
+        for node in 0..self.topo.nodes() {
+            let t = self.injector.first(&mut self.node_rng[node]);
+            self.gen_first[node] = t;
+            if t < self.end {
+                self.q.at(
+                    t,
+                    Event {
+                        kind: GEN,
+                        vc: 0,
+                        port: 0,
+                        a: node as u32,
+                        b: 0,
+                    },
+                );
+            }
+        }
+        let check_every = us_to_ps(1.0);
+        let mut next_check = check_every;
+        let mut ran_out = true;
+        while let Some((t, ev)) = self.q.pop() {
+            if t >= self.end {
+                ran_out = false;
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            self.dispatch(ev)?;
+            if self.in_network > 0 && t - self.last_progress > self.watchdog {
+                return Err(Error::Deadlock(self.deadlock_report()));
+            }
+            if self.check && t >= next_check {
+                self.check_invariants()?;
+                next_check = t + check_every;
+            }
+        }
+        if ran_out && self.in_network > 0 {
+            return Err(Error::Deadlock(self.deadlock_report()));
+        }
+        self.now = self.end;
+        if self.check {
+            self.check_invariants()?;
+        }
+        let wall = started.elapsed().as_secs_f64();
+        Ok(self.finish(wall))
+    }
+
+    fn finish(self, wall: f64) -> SimResult {
+        let nodes = self.topo.nodes();
+        let bw = self.cfg.network.host_bw_gbps;
+        let mut summary = self.stats.summary(nodes, bw);
+        summary.packets_in_flight_end = self.in_network;
+        summary.source_queue_end = self.in_source;
+        summary.sim_time_us = ps_to_us(self.end);
+        summary.wall_s = wall;
+        summary.events = self.events;
+        summary.router_traversals = self.traversals;
+        summary.ns_per_router_traversal = if self.traversals > 0 {
+            wall * 1e9 / self.traversals as f64
+        } else {
+            0.0
+        };
+        summary.sim_us_per_wall_s = if wall > 0.0 {
+            ps_to_us(self.end) / wall
+        } else {
+            0.0
+        };
+        SimResult {
+            series: self.stats.series(nodes, bw),
+            hops_histogram: self.stats.hops_histogram(),
+            summary,
+            config: self.cfg,
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) -> Result<()> {
+        match ev.kind {
+            GEN => self.on_generate(ev.a),
+            NIC_WAKE => {
+                self.nic_wake[ev.a as usize] = false;
+                self.nic_try_send(ev.a);
+            }
+            NIC_CREDIT => {
+                self.nic_credits[ev.a as usize] += ev.b;
+                if self.check {
+                    self.nic_inflight_credits[ev.a as usize] -= ev.b;
+                }
+                self.nic_try_send(ev.a);
+            }
+            ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b),
+            ARB => return self.on_arbitrate(ev.a),
+            XBAR_DONE => self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
+            PORT_WAKE => {
+                self.port_wake[ev.a as usize * self.radix + ev.port as usize] = false;
+                self.try_send(ev.a, ev.port);
+            }
+            CREDIT => {
+                let qi = self.qidx(ev.a, ev.port, ev.vc as usize);
+                self.credits[qi] += ev.b;
+                if self.check {
+                    self.inflight_credits[qi] -= ev.b;
+                }
+                self.try_send(ev.a, ev.port);
+            }
+            DELIVER => return self.on_deliver(ev.b),
+            ARB_WAKE => {
+                self.arb_wake_pending[ev.a as usize] = false;
+                if !self.waiting[ev.a as usize].is_empty() {
+                    return self.on_arbitrate(ev.a);
+                }
+            }
+            _ => unreachable!("unknown event kind"),
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn qidx(&self, router: u32, port: u16, vc: usize) -> usize {
+        (router as usize * self.radix + port as usize) * self.vcs + vc
+    }
+
+    #[inline]
+    fn pidx(&self, router: u32, port: u16) -> usize {
+        router as usize * self.radix + port as usize
+    }
+
+    // ---- NIC -------------------------------------------------------------------------------
+
+    fn on_generate(&mut self, node: u32) {
+        let n = node as usize;
+        let now = self.now;
+        let dst = self.sampler.destination(node, &mut self.node_rng[n]);
+        let mut pkt = Packet::new(
+            node,
+            dst,
+            self.topo.router_of_node(dst),
+            self.packet_flits,
+            now,
+        );
+        pkt.measured = self.stats.in_measurement(now);
+        self.stats
+            .on_generate(now, self.flit_bytes * self.packet_flits as u64);
+        let id = self.pkts.alloc(pkt);
+        self.nic_queue[n].push_back(id);
+        self.in_source += 1;
+        self.generated_total += 1;
+        self.gen_count[n] += 1;
+        let next = self.injector.next(
+            now,
+            self.gen_first[n],
+            self.gen_count[n],
+            &mut self.node_rng[n],
+        );
+        if next < self.end {
+            self.q.at(
+                next,
+                Event {
+                    kind: GEN,
+                    vc: 0,
+                    port: 0,
+                    a: node,
+                    b: 0,
+                },
+            );
+        }
+        self.nic_try_send(node);
+    }
+
+    fn nic_try_send(&mut self, node: u32) {
+        let n = node as usize;
+        let now = self.now;
+        if self.nic_busy[n] > now {
+            if !self.nic_wake[n] && !self.nic_queue[n].is_empty() {
+                self.nic_wake[n] = true;
+                // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
+                self.q.at(
+                    self.nic_busy[n],
+                    Event {
+                        kind: NIC_WAKE,
+                        vc: 0,
+                        port: 0,
+                        a: node,
+                        b: 0,
+                    },
+                );
+            }
+            return;
+        }
+        let Some(&id) = self.nic_queue[n].front() else {
+            return;
+        };
+        let flits = self.pkts.get(id).flits as u32;
+        if self.nic_credits[n] < flits {
+            return; // a credit will come back and retry
+        }
+        self.nic_queue[n].pop_front();
+        self.nic_credits[n] -= flits;
+        let ser = flits as Time * self.ser_flit[0];
+        self.nic_busy[n] = now + ser;
+        self.pkts.get_mut(id).inject_time = now;
+        self.in_source -= 1;
+        if self.in_network == 0 {
+            self.last_progress = now;
+        }
+        self.in_network += 1;
+        if self.check {
+            self.nic_inflight_flits[n] += flits;
+        }
+        let router = self.topo.router_of_node(node);
+        let port = self.topo.host_port_of_node(node);
+        self.q.push(
+            self.ch.nic_arrive,
+            Event {
+                kind: ARRIVE,
+                vc: 0,
+                port,
+                a: router,
+                b: id,
+            },
+        );
+        if !self.nic_queue[n].is_empty() {
+            self.nic_wake[n] = true;
+            self.q.push(
+                self.ch.nic_wake,
+                Event {
+                    kind: NIC_WAKE,
+                    vc: 0,
+                    port: 0,
+                    a: node,
+                    b: 0,
+                },
+            );
+        }
+    }
+
+    // ---- Router ----------------------------------------------------------------------------
+
+    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
+        let qi = self.qidx(router, port, vc as usize);
+        let host = self.topo.is_host_port(port);
+        let flits = {
+            let pkt = self.pkts.get_mut(id);
+            if !host {
+                pkt.hops += 1;
+            }
+            pkt.flits as u32
+        };
+        if !self.inq.push(qi, id) || self.in_occ[qi] + flits > self.in_cap {
+            return Err(Error::Invariant(format!(
+                "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {} flits)",
+                self.in_occ[qi], self.in_cap
+            )));
+        }
+        self.in_occ[qi] += flits;
+        if self.check {
+            if host {
+                self.nic_inflight_flits[router as usize * self.topo.p + port as usize] -= flits;
+            } else {
+                let (ur, up) = self.peer[self.pidx(router, port)];
+                let ui = self.qidx(ur, up, vc as usize);
+                self.inflight_flits[ui] -= flits;
+            }
+        }
+        if self.inq.len(qi) == 1 {
+            self.route_head(router, port, vc as usize, id)?;
+            self.request_arb(router);
+        }
+        Ok(())
+    }
+
+    /// Route the packet that just became the head of input (port, vc).
+    fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
+        let span = self.radix * self.vcs;
+        let base = router as usize * span;
+        let view = RouterView {
+            topo: &self.topo,
+            router,
+            group: self.topo.group_of(router),
+            index: self.topo.index_in_group(router),
+            in_port,
+            now: self.now,
+            vcs: self.vcs,
+            out_occ: &self.out_occ[base..base + span],
+            credits: &self.credits[base..base + span],
+            in_cap: self.in_cap,
+        };
+        let pkt = self.pkts.get_mut(id);
+        let Hop { port, vc: out_vc } =
+            self.routing
+                .route(&view, pkt, &mut self.router_rng[router as usize]);
+        let out_vc = out_vc.min(self.vcs as u8 - 1);
+        pkt.out_port = port;
+        pkt.out_vc = out_vc;
+        if port as usize >= self.radix {
+            return Err(Error::Invariant(format!(
+                "router {router} routed to port {port} of radix {}",
+                self.radix
+            )));
+        }
+        if self.topo.is_host_port(port) {
+            if router as usize * self.topo.p + port as usize != pkt.dst as usize {
+                return Err(Error::Invariant(format!(
+                    "packet for node {} ejected at router {router} port {port}",
+                    pkt.dst
+                )));
+            }
+        } else {
+            if pkt.hops as u32 + 1 > self.max_hops {
+                return Err(Error::Invariant(format!(
+                    "hop bound: packet {}->{} would take hop {} (> {}) at router {router}",
+                    pkt.src,
+                    pkt.dst,
+                    pkt.hops + 1,
+                    self.max_hops
+                )));
+            }
+            if self.peer[router as usize * self.radix + port as usize].0 == NONE {
+                return Err(Error::Invariant(format!(
+                    "router {router} routed onto unconnected port {port}"
+                )));
+            }
+        }
+        self.waiting[router as usize].push((in_port as usize * self.vcs + vc) as u16);
+        Ok(())
+    }
+
+    #[inline]
+    fn request_arb(&mut self, router: u32) {
+        if !self.arb_pending[router as usize] {
+            self.arb_pending[router as usize] = true;
+            self.q.push(
+                self.ch.arb,
+                Event {
+                    kind: ARB,
+                    vc: 0,
+                    port: 0,
+                    a: router,
+                    b: 0,
+                },
+            );
+        }
+    }
+
+    /// Crossbar allocation: least-recently-granted (input port, VC) first; each winner takes its
+    /// input and output crossbar ports for the packet's transfer time.
+    fn on_arbitrate(&mut self, router: u32) -> Result<()> {
+        let r = router as usize;
+        self.arb_pending[r] = false;
+        let now = self.now;
+        let mut w = std::mem::take(&mut self.waiting[r]);
+        let base = r * self.radix * self.vcs;
+        let lru = &self.lru;
+        w.sort_unstable_by_key(|&e| (lru[base + e as usize], e));
+        let mut granted_through = false;
+        for slot in w.iter_mut() {
+            let e = *slot as usize;
+            let (in_port, vc) = ((e / self.vcs) as u16, e % self.vcs);
+            let ip = self.pidx(router, in_port);
+            if self.xin_busy[ip] > now {
+                continue;
+            }
+            let qi = base + e;
+            let id = self.inq.front(qi).expect("waiting entry has a head packet");
+            let (out_port, out_vc, flits) = {
+                let p = self.pkts.get(id);
+                (p.out_port, p.out_vc as usize, p.flits as u32)
+            };
+            let op = self.pidx(router, out_port);
+            let oi = op * self.vcs + out_vc;
+            if self.xout_busy[op] > now || self.out_occ[oi] + flits > self.out_cap {
+                continue;
+            }
+            // Grant.
+            *slot = u16::MAX;
+            self.inq.pop(qi);
+            self.in_occ[qi] -= flits;
+            let xfer = flits as Time * self.xbar_flit;
+            self.xin_busy[ip] = now + xfer;
+            self.xout_busy[op] = now + xfer;
+            self.lru_clock += 1;
+            self.lru[qi] = self.lru_clock;
+            self.traversals += 1;
+            self.last_progress = now;
+            let host = self.topo.is_host_port(out_port);
+            if self.port_queued[op] == 0
+                && self.port_busy[op] <= now + xfer
+                && (host || self.credits[oi] >= flits)
+            {
+                // Fast path: nothing is queued at the output and it is free when the transfer
+                // ends, so the packet starts on the link right then. Same timing as queueing it
+                // and sending at XBAR_DONE, one event fewer; the congestion signal counts it
+                // as used credits instead of output-buffer flits, so their sum is unchanged.
+                self.send_through(router, out_port, out_vc, id, flits, now + xfer);
+                granted_through = true;
+            } else {
+                self.out_occ[oi] += flits;
+                self.q.push(
+                    self.ch.xbar,
+                    Event {
+                        kind: XBAR_DONE,
+                        vc: out_vc as u8,
+                        port: out_port,
+                        a: router,
+                        b: id,
+                    },
+                );
+            }
+            self.return_credit(router, in_port, vc, flits);
+            if let Some(next) = self.inq.front(qi) {
+                self.route_head(router, in_port, vc, next)?;
+            }
+        }
+        w.retain(|&e| e != u16::MAX);
+        w.append(&mut self.waiting[r]);
+        self.waiting[r] = w;
+        // Fast-path grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
+        // free if anything is still waiting.
+        if granted_through && !self.waiting[r].is_empty() && !self.arb_wake_pending[r] {
+            self.arb_wake_pending[r] = true;
+            self.q.push(
+                self.ch.xbar,
+                Event {
+                    kind: ARB_WAKE,
+                    vc: 0,
+                    port: 0,
+                    a: router,
+                    b: 0,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Put a packet on the link of `port` at time `start` (≥ now) straight from the crossbar.
+    fn send_through(
+        &mut self,
+        router: u32,
+        port: u16,
+        vc: usize,
+        id: PacketId,
+        flits: u32,
+        start: Time,
+    ) {
+        let pi = self.pidx(router, port);
+        let class = class_index(self.topo.class_of_port(port));
+        self.port_busy[pi] = start + flits as Time * self.ser_flit[class];
+        if class == 0 {
+            self.q.push(
+                self.ch.deliver_through,
+                Event {
+                    kind: DELIVER,
+                    vc: 0,
+                    port,
+                    a: router,
+                    b: id,
+                },
+            );
+        } else {
+            let qi = pi * self.vcs + vc;
+            self.credits[qi] -= flits;
+            if self.check {
+                self.inflight_flits[qi] += flits;
+            }
+            let (pr, pp) = self.peer[pi];
+            self.q.push(
+                self.ch.arrive_through[class],
+                Event {
+                    kind: ARRIVE,
+                    vc: vc as u8,
+                    port: pp,
+                    a: pr,
+                    b: id,
+                },
+            );
+        }
+    }
+
+    fn return_credit(&mut self, router: u32, in_port: u16, vc: usize, flits: u32) {
+        if self.topo.is_host_port(in_port) {
+            let node = router * self.topo.p as u32 + in_port as u32;
+            if self.check {
+                self.nic_inflight_credits[node as usize] += flits;
+            }
+            self.q.push(
+                self.ch.nic_credit,
+                Event {
+                    kind: NIC_CREDIT,
+                    vc: 0,
+                    port: 0,
+                    a: node,
+                    b: flits,
+                },
+            );
+        } else {
+            let (ur, up) = self.peer[self.pidx(router, in_port)];
+            let class = class_index(self.topo.class_of_port(in_port));
+            if self.check {
+                let ui = self.qidx(ur, up, vc);
+                self.inflight_credits[ui] += flits;
+            }
+            self.q.push(
+                self.ch.credit[class],
+                Event {
+                    kind: CREDIT,
+                    vc: vc as u8,
+                    port: up,
+                    a: ur,
+                    b: flits,
+                },
+            );
+        }
+    }
+
+    fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) {
+        let qi = self.qidx(router, port, vc as usize);
+        let pushed = self.outq.push(qi, id);
+        debug_assert!(pushed, "output space was reserved at grant");
+        let pi = self.pidx(router, port);
+        self.port_queued[pi] += 1;
+        if !self.waiting[router as usize].is_empty() {
+            self.request_arb(router);
+        }
+        self.try_send(router, port);
+    }
+
+    /// Output arbitration: round robin over VCs whose head packet fits the downstream credits.
+    fn try_send(&mut self, router: u32, port: u16) {
+        let pi = self.pidx(router, port);
+        let now = self.now;
+        if self.port_busy[pi] > now {
+            if !self.port_wake[pi] && self.port_queued[pi] > 0 {
+                self.port_wake[pi] = true;
+                // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
+                self.q.at(
+                    self.port_busy[pi],
+                    Event {
+                        kind: PORT_WAKE,
+                        vc: 0,
+                        port,
+                        a: router,
+                        b: 0,
+                    },
+                );
+            }
+            return;
+        }
+        if self.port_queued[pi] == 0 {
+            return;
+        }
+        let host = self.topo.is_host_port(port);
+        let vcs = self.vcs;
+        let start = self.rr[pi] as usize;
+        let mut chosen = None;
+        for i in 0..vcs {
+            let vc = (start + i) % vcs;
+            let qi = pi * vcs + vc;
+            if let Some(id) = self.outq.front(qi) {
+                let flits = self.pkts.get(id).flits as u32;
+                if host || self.credits[qi] >= flits {
+                    chosen = Some((vc, qi, id, flits));
+                    break;
+                }
+            }
+        }
+        let Some((vc, qi, id, flits)) = chosen else {
+            return;
+        };
+        self.outq.pop(qi);
+        self.port_queued[pi] -= 1;
+        // Only a buffer that had no room for another packet can have blocked a crossbar request.
+        let was_full = self.out_occ[qi] + self.packet_flits as u32 > self.out_cap;
+        self.out_occ[qi] -= flits;
+        self.rr[pi] = ((vc + 1) % vcs) as u8;
+        let class = class_index(self.topo.class_of_port(port));
+        let ser = flits as Time * self.ser_flit[class];
+        self.port_busy[pi] = now + ser;
+        if host {
+            self.q.push(
+                self.ch.deliver,
+                Event {
+                    kind: DELIVER,
+                    vc: 0,
+                    port,
+                    a: router,
+                    b: id,
+                },
+            );
+        } else {
+            self.credits[qi] -= flits;
+            if self.check {
+                self.inflight_flits[qi] += flits;
+            }
+            let (pr, pp) = self.peer[pi];
+            self.q.push(
+                self.ch.arrive[class],
+                Event {
+                    kind: ARRIVE,
+                    vc: vc as u8,
+                    port: pp,
+                    a: pr,
+                    b: id,
+                },
+            );
+        }
+        if self.port_queued[pi] > 0 {
+            self.port_wake[pi] = true;
+            self.q.push(
+                self.ch.port_wake[class],
+                Event {
+                    kind: PORT_WAKE,
+                    vc: 0,
+                    port,
+                    a: router,
+                    b: 0,
+                },
+            );
+        }
+        if was_full && !self.waiting[router as usize].is_empty() {
+            self.request_arb(router); // output buffer space was freed
+        }
+    }
+
+    fn on_deliver(&mut self, id: PacketId) -> Result<()> {
+        let now = self.now;
+        let bytes = self.flit_bytes * self.pkts.get(id).flits as u64;
+        self.stats.on_deliver(now, self.pkts.get(id), bytes);
+        self.in_network -= 1;
+        self.delivered_total += 1;
+        self.last_progress = now;
+        self.pkts.release(id);
+        Ok(())
+    }
+
+    // ---- Accessors for checks and tests -----------------------------------------------------
+
+    pub(super) fn waiting_of(&self, router: usize) -> &[u16] {
+        &self.waiting[router]
+    }
+
+    pub(super) fn radix(&self) -> usize {
+        self.radix
+    }
+}

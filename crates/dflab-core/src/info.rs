@@ -1,0 +1,56 @@
+//! Topology summary for `dflab info`.
+
+use serde::Serialize;
+
+use crate::config::Experiment;
+use crate::error::Result;
+use crate::routing::Algorithm;
+use crate::topology::Topology;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopologyInfo {
+    pub shape: String,
+    pub groups: usize,
+    pub routers: usize,
+    pub nodes: usize,
+    pub radix: usize,
+    pub host_ports: usize,
+    pub local_ports: usize,
+    pub global_ports: usize,
+    pub unused_global_ports: usize,
+    pub local_links: usize,
+    pub global_links: usize,
+    pub links_per_pair: usize,
+    pub arrangement: String,
+    pub diameter: u32,
+    pub routing: String,
+    pub vcs: usize,
+    pub max_router_hops: u32,
+}
+
+pub fn topology_info(cfg: &Experiment) -> Result<TopologyInfo> {
+    cfg.validate()?;
+    let t = Topology::new(&cfg.topology)?;
+    let alg = Algorithm::parse(&cfg.routing.algorithm)?;
+    let routing = alg.build(&t);
+    let (local_links, global_links) = t.link_counts();
+    Ok(TopologyInfo {
+        shape: format!("dfly({}, {}, {}, {})", t.p, t.a, t.h, t.g),
+        groups: t.g,
+        routers: t.routers(),
+        nodes: t.nodes(),
+        radix: t.radix,
+        host_ports: t.p,
+        local_ports: t.a - 1,
+        global_ports: t.h,
+        unused_global_ports: t.routers() * t.h - 2 * global_links,
+        local_links,
+        global_links,
+        links_per_pair: t.l,
+        arrangement: format!("{:?}", t.arrangement).to_lowercase(),
+        diameter: t.diameter(),
+        routing: alg.name().to_string(),
+        vcs: cfg.routing.vcs.unwrap_or_else(|| routing.vcs()),
+        max_router_hops: routing.max_hops(),
+    })
+}

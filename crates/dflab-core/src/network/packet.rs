@@ -1,0 +1,99 @@
+//! Packets and their arena. A packet is the unit of switching (virtual cut-through); it holds
+//! `flits` flits of buffer space wherever it sits. The header carries the per-packet routing
+//! fields that routings need (intermediate group/router, phase, hop count, flags).
+
+use crate::topology::NONE;
+use crate::units::Time;
+
+pub type PacketId = u32;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
+    pub src: u32,
+    pub dst: u32,
+    pub dst_router: u32,
+    pub gen_time: Time,
+    /// When the packet left the source NIC (start of its network latency).
+    pub inject_time: Time,
+    /// Intermediate router (Valiant to a router) or NONE.
+    pub inter_router: u32,
+    /// Intermediate group or NONE.
+    pub inter_group: u32,
+    pub flits: u16,
+    /// Router-to-router hops taken so far.
+    pub hops: u8,
+    /// Routing phase, meaning defined by the routing algorithm.
+    pub phase: u8,
+    /// Output decided at the head of the current input VC.
+    pub out_port: u16,
+    pub out_vc: u8,
+    /// The path is not minimal (set by the routing when it diverts).
+    pub nonminimal: bool,
+    /// Generated inside the measurement window.
+    pub measured: bool,
+}
+
+impl Packet {
+    pub fn new(src: u32, dst: u32, dst_router: u32, flits: u16, gen_time: Time) -> Packet {
+        Packet {
+            src,
+            dst,
+            dst_router,
+            gen_time,
+            inject_time: 0,
+            inter_router: NONE,
+            inter_group: NONE,
+            flits,
+            hops: 0,
+            phase: 0,
+            out_port: 0,
+            out_vc: 0,
+            nonminimal: false,
+            measured: false,
+        }
+    }
+}
+
+/// Slab of packets with a free list, so ids stay small and memory is reused.
+#[derive(Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+    live: usize,
+}
+
+impl PacketArena {
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PacketId
+        }
+    }
+
+    pub fn release(&mut self, id: PacketId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    pub fn capacity_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Packet>()
+    }
+}

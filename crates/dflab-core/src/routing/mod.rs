@@ -1,0 +1,119 @@
+//! Routing algorithms: one type per algorithm behind the [`Routing`] trait, built from the
+//! registry in [`Algorithm`]. A routing sees only what a router can see ([`RouterView`]: its
+//! own output-queue occupancy and used credits) plus the packet header it may write.
+//! Per-router state (tables, counters) lives inside the routing value, indexed by router.
+
+pub mod minimal;
+pub mod paths;
+pub mod valiant;
+
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::error::{Error, Result};
+use crate::network::Packet;
+use crate::topology::Topology;
+use crate::units::Time;
+
+pub type Rng = Xoshiro256PlusPlus;
+
+/// The next hop: an output port of the current router and the VC on the next link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hop {
+    pub port: u16,
+    pub vc: u8,
+}
+
+/// What a router knows when it routes the packet at the head of one of its input VCs.
+pub struct RouterView<'a> {
+    pub topo: &'a Topology,
+    pub router: u32,
+    pub group: u32,
+    /// Index of the router inside its group.
+    pub index: u32,
+    pub in_port: u16,
+    pub now: Time,
+    pub vcs: usize,
+    /// Flits in this router's output buffers, per (port, VC), including packets crossing the crossbar.
+    pub out_occ: &'a [u32],
+    /// Free downstream credits (flits), per (port, VC).
+    pub credits: &'a [u32],
+    /// Downstream input buffer capacity per VC (flits).
+    pub in_cap: u32,
+}
+
+impl RouterView<'_> {
+    /// Congestion signal of one output VC: output-buffer flits plus used credits
+    /// (qadaptive-reference.md §2, `adp_select_port`).
+    #[inline]
+    pub fn occupancy(&self, port: u16, vc: usize) -> u32 {
+        let i = port as usize * self.vcs + vc;
+        self.out_occ[i] + (self.in_cap - self.credits[i])
+    }
+
+    /// The same summed over every VC of the port.
+    #[inline]
+    pub fn port_occupancy(&self, port: u16) -> u32 {
+        (0..self.vcs).map(|vc| self.occupancy(port, vc)).sum()
+    }
+
+    #[inline]
+    pub fn is_source_router(&self) -> bool {
+        self.topo.is_host_port(self.in_port)
+    }
+}
+
+pub trait Routing: Send {
+    /// Number of VCs the algorithm needs for deadlock freedom.
+    fn vcs(&self) -> usize;
+    /// Upper bound on router-to-router hops; the engine asserts it on every hop.
+    fn max_hops(&self) -> u32;
+    /// Choose the output port and VC for `pkt` at the head of an input VC of `view.router`.
+    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop;
+}
+
+/// Registry of the algorithms dflab implements, by their papers' names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    Min,
+    ValG,
+    ValN,
+}
+
+pub const ALGORITHM_NAMES: &[&str] = &["MIN", "VALg", "VALn"];
+
+impl Algorithm {
+    /// Case-insensitive, as users type them.
+    pub fn parse(name: &str) -> Result<Algorithm> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "min" | "minimal" => Ok(Algorithm::Min),
+            "valg" => Ok(Algorithm::ValG),
+            "valn" | "val" | "valiant" => Ok(Algorithm::ValN),
+            _ => Err(Error::config(
+                "routing.algorithm",
+                format!(
+                    "'{name}' is not allowed; allowed: {}",
+                    ALGORITHM_NAMES.join(", ")
+                ),
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Min => "MIN",
+            Algorithm::ValG => "VALg",
+            Algorithm::ValN => "VALn",
+        }
+    }
+
+    pub fn build(self, topo: &Topology) -> Box<dyn Routing> {
+        match self {
+            Algorithm::Min => Box::new(minimal::Minimal::new(topo)),
+            Algorithm::ValG => Box::new(valiant::Valiant::to_group(topo)),
+            Algorithm::ValN => Box::new(valiant::Valiant::to_router(topo)),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit;

@@ -1,0 +1,122 @@
+//! Test helpers: walk a packet through the routing decisions of each router on its path, with a
+//! network state the test controls (empty by default), without the event engine.
+
+use rand::{Rng as _, SeedableRng};
+
+use super::{Hop, Rng, RouterView, Routing};
+use crate::config::{Arrangement, TopologyConfig};
+use crate::network::Packet;
+use crate::topology::Topology;
+
+pub struct Net {
+    pub topo: Topology,
+    pub vcs: usize,
+    pub in_cap: u32,
+    /// Per (router, port, vc).
+    pub out_occ: Vec<u32>,
+    pub credits: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub router: u32,
+    pub port: u16,
+    pub vc: u8,
+}
+
+impl Net {
+    pub fn new(p: usize, a: usize, h: usize, l: usize) -> Net {
+        let topo = Topology::new(&TopologyConfig {
+            p,
+            a,
+            h,
+            g: None,
+            links_per_pair: l,
+            arrangement: Arrangement::Absolute,
+        })
+        .unwrap();
+        let vcs = 8;
+        let n = topo.routers() * topo.radix * vcs;
+        Net {
+            topo,
+            vcs,
+            in_cap: 20,
+            out_occ: vec![0; n],
+            credits: vec![20; n],
+        }
+    }
+
+    /// Make `flits` of congestion visible on (router, port, vc) as used credits.
+    pub fn set_used_credits(&mut self, router: u32, port: u16, vc: usize, flits: u32) {
+        let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
+        self.credits[i] = self.in_cap - flits;
+    }
+
+    pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {
+        let span = self.topo.radix * self.vcs;
+        let base = router as usize * span;
+        RouterView {
+            topo: &self.topo,
+            router,
+            group: self.topo.group_of(router),
+            index: self.topo.index_in_group(router),
+            in_port,
+            now: 0,
+            vcs: self.vcs,
+            out_occ: &self.out_occ[base..base + span],
+            credits: &self.credits[base..base + span],
+            in_cap: self.in_cap,
+        }
+    }
+
+    pub fn sample_pairs(&self, n: usize, seed: u64) -> Vec<(u32, u32)> {
+        let mut rng = Rng::seed_from_u64(seed);
+        let nodes = self.topo.nodes() as u32;
+        (0..n)
+            .map(|_| (rng.gen_range(0..nodes), rng.gen_range(0..nodes)))
+            .collect()
+    }
+
+    pub fn packet(&self, src: u32, dst: u32) -> Packet {
+        Packet::new(src, dst, self.topo.router_of_node(dst), 1, 0)
+    }
+}
+
+/// Router-to-router steps of the packet's path (ejection not included).
+pub fn walk(net: &Net, alg: &mut dyn Routing, src: u32, dst: u32, seed: u64) -> Vec<Step> {
+    walk_pkt(net, alg, src, dst, seed).0
+}
+
+pub fn walk_pkt(
+    net: &Net,
+    alg: &mut dyn Routing,
+    src: u32,
+    dst: u32,
+    seed: u64,
+) -> (Vec<Step>, Packet) {
+    let mut rng = Rng::seed_from_u64(seed);
+    let mut pkt = net.packet(src, dst);
+    let mut router = net.topo.router_of_node(src);
+    let mut in_port = net.topo.host_port_of_node(src);
+    let mut path = Vec::new();
+    loop {
+        let Hop { port, vc } = alg.route(&net.view(router, in_port), &mut pkt, &mut rng);
+        if net.topo.is_host_port(port) {
+            assert_eq!(router, pkt.dst_router);
+            assert_eq!(port, net.topo.host_port_of_node(dst));
+            return (path, pkt);
+        }
+        path.push(Step { router, port, vc });
+        assert!(
+            path.len() <= alg.max_hops() as usize,
+            "hop bound exceeded: {path:?}"
+        );
+        let (peer, pport) = net
+            .topo
+            .peer(router, port)
+            .expect("routed onto an unconnected port");
+        pkt.hops += 1;
+        router = peer;
+        in_port = pport;
+    }
+}

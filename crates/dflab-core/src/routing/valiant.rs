@@ -1,0 +1,180 @@
+//! Valiant routing, always non-minimal for inter-group packets.
+//!
+//! * **VALn** — Valiant to a random intermediate *router* (the reference code's `VALn`,
+//!   qadaptive-reference.md §2 table): source group to the intermediate group I on VC0; in I
+//!   the local hop to the intermediate router on VC1 (skipped when the packet arrives on it);
+//!   from there minimal to the destination group on VC2; destination group on VC3. 4 VCs,
+//!   ≤ 6 router hops.
+//! * **VALg** — Valiant to a random intermediate *group* (Kim et al. ISCA'08 as described in
+//!   baseline-algorithms.md §1.1): VC0 until I, minimal from the entry router of I to the
+//!   destination group on VC1, destination group on VC2. 3 VCs, ≤ 5 router hops.
+//!
+//! Intermediate choice: a router drawn uniformly outside the source and destination groups (the
+//! reference's rule); VALg uses its group. Packets whose source and destination share a group
+//! are routed minimally, as in the reference code (no local Valiant). With fewer than three
+//! groups there is no intermediate group and packets go minimal.
+
+use super::paths::{
+    in_destination_group, port_to_group, port_to_router, random_intermediate_router,
+};
+use super::{Hop, Rng, RouterView, Routing};
+use crate::network::Packet;
+use crate::topology::Topology;
+
+const TO_INTERMEDIATE_GROUP: u8 = 0;
+const TO_INTERMEDIATE_ROUTER: u8 = 1;
+const TO_DESTINATION: u8 = 2;
+
+pub struct Valiant {
+    to_router: bool,
+}
+
+impl Valiant {
+    pub fn to_router(_topo: &Topology) -> Valiant {
+        Valiant { to_router: true }
+    }
+
+    pub fn to_group(_topo: &Topology) -> Valiant {
+        Valiant { to_router: false }
+    }
+
+    fn last_vc(&self) -> u8 {
+        if self.to_router {
+            3
+        } else {
+            2
+        }
+    }
+}
+
+impl Routing for Valiant {
+    fn vcs(&self) -> usize {
+        self.last_vc() as usize + 1
+    }
+
+    fn max_hops(&self) -> u32 {
+        if self.to_router {
+            6
+        } else {
+            5
+        }
+    }
+
+    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        let topo = view.topo;
+        let dst_group = topo.group_of(pkt.dst_router);
+        if view.is_source_router() && pkt.hops == 0 {
+            pkt.phase = TO_DESTINATION;
+            if view.group != dst_group {
+                if let Some(ir) = random_intermediate_router(view, view.group, dst_group, rng) {
+                    pkt.inter_group = topo.group_of(ir);
+                    pkt.inter_router = ir;
+                    pkt.phase = TO_INTERMEDIATE_GROUP;
+                    pkt.nonminimal = true;
+                }
+            }
+        }
+        if view.group == dst_group {
+            return in_destination_group(view, pkt, self.last_vc());
+        }
+        if pkt.phase == TO_INTERMEDIATE_GROUP {
+            if view.group != pkt.inter_group {
+                return Hop {
+                    port: port_to_group(view, pkt.inter_group, rng),
+                    vc: 0,
+                };
+            }
+            pkt.phase = if self.to_router {
+                TO_INTERMEDIATE_ROUTER
+            } else {
+                TO_DESTINATION
+            };
+        }
+        if pkt.phase == TO_INTERMEDIATE_ROUTER {
+            if view.router != pkt.inter_router {
+                return Hop {
+                    port: port_to_router(view, topo.index_in_group(pkt.inter_router)),
+                    vc: 1,
+                };
+            }
+            pkt.phase = TO_DESTINATION;
+        }
+        Hop {
+            port: port_to_group(view, dst_group, rng),
+            vc: self.last_vc() - 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::testkit::{walk, Net};
+    use crate::topology::LinkClass;
+
+    #[test]
+    fn valn_visits_the_intermediate_router_within_six_hops() {
+        let net = Net::new(4, 8, 4, 1);
+        let mut alg = Valiant::to_router(&net.topo);
+        let mut six = 0;
+        for (i, (src, dst)) in net.sample_pairs(3000, 5).into_iter().enumerate() {
+            let (path, pkt) = crate::routing::testkit::walk_pkt(&net, &mut alg, src, dst, i as u64);
+            assert!(path.len() <= 6);
+            six += (path.len() == 6) as u32;
+            let (sg, dg) = (
+                net.topo.group_of(net.topo.router_of_node(src)),
+                net.topo.group_of(pkt.dst_router),
+            );
+            if sg == dg {
+                assert!(!pkt.nonminimal && path.len() <= 1);
+                continue;
+            }
+            assert!(pkt.nonminimal);
+            assert!(pkt.inter_group != sg && pkt.inter_group != dg);
+            // the packet is at the intermediate router after some hop (or arrives on it)
+            assert!(
+                path.iter().any(|h| h.router == pkt.inter_router),
+                "{src}->{dst}"
+            );
+            // VCs never decrease along the path and follow the layout of the reference code
+            let vcs: Vec<u8> = path.iter().map(|h| h.vc).collect();
+            assert!(vcs.windows(2).all(|w| w[0] <= w[1]), "{vcs:?}");
+            let globals = path
+                .iter()
+                .filter(|h| net.topo.class_of_port(h.port) == LinkClass::Global)
+                .count();
+            assert_eq!(globals, 2);
+            for h in &path {
+                let g = net.topo.group_of(h.router);
+                let want = if g == sg {
+                    0
+                } else if g == dg {
+                    3
+                } else if h.vc == 1 {
+                    1
+                } else {
+                    2
+                };
+                assert_eq!(h.vc, want);
+            }
+        }
+        assert!(six > 0, "some path should use all six hops");
+    }
+
+    #[test]
+    fn valg_goes_through_the_intermediate_group_within_five_hops() {
+        let net = Net::new(4, 8, 4, 1);
+        let mut alg = Valiant::to_group(&net.topo);
+        for (i, (src, dst)) in net.sample_pairs(3000, 6).into_iter().enumerate() {
+            let (path, pkt) = crate::routing::testkit::walk_pkt(&net, &mut alg, src, dst, i as u64);
+            assert!(path.len() <= 5);
+            if pkt.nonminimal {
+                assert!(path
+                    .iter()
+                    .any(|h| net.topo.group_of(h.router) == pkt.inter_group));
+                assert!(path.iter().all(|h| h.vc <= 2));
+            }
+        }
+        assert_eq!(walk(&net, &mut alg, 0, 1, 0).len(), 0);
+    }
+}

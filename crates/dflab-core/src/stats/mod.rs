@@ -1,0 +1,253 @@
+//! Measurement: latency histograms (HdrHistogram), throughput, hop counts and per-window time
+//! series.
+//!
+//! Conventions (documented in docs/config.md): offered load counts packets *generated* in the
+//! measurement window; accepted load, latency, hops and the minimal share count packets
+//! *delivered* in the window (as the reference's post-processing of delivery logs does). Latency
+//! runs from generation (source queueing included); network latency from the NIC's send.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::network::Packet;
+use crate::units::{ps_to_ns, ps_to_us, Time};
+
+pub struct Stats {
+    measure_start: Time,
+    measure_end: Time,
+    window: Time,
+    latency: Histogram<u64>,
+    net_latency: Histogram<u64>,
+    lat_sum_ps: u128,
+    net_lat_sum_ps: u128,
+    lat_max: Time,
+    net_lat_max: Time,
+    hops_sum: u64,
+    minimal: u64,
+    delivered: u64,
+    bytes_delivered: u64,
+    generated: u64,
+    bytes_generated: u64,
+    hops: Vec<u64>,
+    windows: Vec<Window>,
+}
+
+#[derive(Default)]
+struct Window {
+    gen_bytes: u64,
+    del_bytes: u64,
+    lat_sum_ps: u128,
+    count: u64,
+    minimal: u64,
+    hist: Option<Histogram<u32>>,
+}
+
+/// Whole-run summary; field names are a stable interface (docs/config.md).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Summary {
+    pub offered_load: f64,
+    pub accepted_load: f64,
+    pub offered_gbps_per_node: f64,
+    pub accepted_gbps_per_node: f64,
+    pub accepted_total_gbps: f64,
+    pub latency_mean_ns: f64,
+    pub latency_p50_ns: f64,
+    pub latency_p95_ns: f64,
+    pub latency_p99_ns: f64,
+    pub latency_max_ns: f64,
+    pub network_latency_mean_ns: f64,
+    pub network_latency_p50_ns: f64,
+    pub network_latency_p95_ns: f64,
+    pub network_latency_p99_ns: f64,
+    pub network_latency_max_ns: f64,
+    pub hops_mean: f64,
+    pub minimal_fraction: f64,
+    pub packets_generated: u64,
+    pub packets_delivered: u64,
+    pub packets_in_flight_end: u64,
+    pub source_queue_end: u64,
+    pub sim_time_us: f64,
+    pub wall_s: f64,
+    pub events: u64,
+    pub router_traversals: u64,
+    pub ns_per_router_traversal: f64,
+    pub sim_us_per_wall_s: f64,
+}
+
+/// Per-window time series, column-wise.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Series {
+    pub window_start_us: Vec<f64>,
+    pub window_end_us: Vec<f64>,
+    pub offered_load: Vec<f64>,
+    pub accepted_load: Vec<f64>,
+    pub latency_mean_ns: Vec<f64>,
+    pub latency_p99_ns: Vec<f64>,
+    pub minimal_fraction: Vec<f64>,
+    pub packets_delivered: Vec<u64>,
+    pub in_measurement: Vec<bool>,
+}
+
+fn hist<T: hdrhistogram::Counter>(sigfig: u8) -> Histogram<T> {
+    // Latencies recorded in ns, 1 ns .. 1 s.
+    Histogram::new_with_bounds(1, 1_000_000_000, sigfig).expect("valid histogram bounds")
+}
+
+fn ns_bucket(ps: Time) -> u64 {
+    (ps.div_ceil(1000)).clamp(1, 1_000_000_000)
+}
+
+impl Stats {
+    pub fn new(measure_start: Time, measure_end: Time, window: Time) -> Stats {
+        let n = measure_end.div_ceil(window) as usize;
+        Stats {
+            measure_start,
+            measure_end,
+            window,
+            latency: hist(3),
+            net_latency: hist(3),
+            lat_sum_ps: 0,
+            net_lat_sum_ps: 0,
+            lat_max: 0,
+            net_lat_max: 0,
+            hops_sum: 0,
+            minimal: 0,
+            delivered: 0,
+            bytes_delivered: 0,
+            generated: 0,
+            bytes_generated: 0,
+            hops: Vec::new(),
+            windows: (0..n).map(|_| Window::default()).collect(),
+        }
+    }
+
+    #[inline]
+    pub fn in_measurement(&self, t: Time) -> bool {
+        t >= self.measure_start && t < self.measure_end
+    }
+
+    #[inline]
+    fn window_mut(&mut self, t: Time) -> Option<&mut Window> {
+        self.windows.get_mut((t / self.window) as usize)
+    }
+
+    #[inline]
+    pub fn on_generate(&mut self, t: Time, bytes: u64) {
+        if self.in_measurement(t) {
+            self.generated += 1;
+            self.bytes_generated += bytes;
+        }
+        if let Some(w) = self.window_mut(t) {
+            w.gen_bytes += bytes;
+        }
+    }
+
+    #[inline]
+    pub fn on_deliver(&mut self, t: Time, pkt: &Packet, bytes: u64) {
+        let lat = t - pkt.gen_time;
+        if self.in_measurement(t) {
+            let net = t - pkt.inject_time;
+            self.delivered += 1;
+            self.bytes_delivered += bytes;
+            self.lat_sum_ps += lat as u128;
+            self.net_lat_sum_ps += net as u128;
+            self.lat_max = self.lat_max.max(lat);
+            self.net_lat_max = self.net_lat_max.max(net);
+            self.latency.saturating_record(ns_bucket(lat));
+            self.net_latency.saturating_record(ns_bucket(net));
+            self.hops_sum += pkt.hops as u64;
+            self.minimal += (!pkt.nonminimal) as u64;
+            let h = pkt.hops as usize;
+            if self.hops.len() <= h {
+                self.hops.resize(h + 1, 0);
+            }
+            self.hops[h] += 1;
+        }
+        if let Some(w) = self.window_mut(t) {
+            w.del_bytes += bytes;
+            w.lat_sum_ps += lat as u128;
+            w.count += 1;
+            w.minimal += (!pkt.nonminimal) as u64;
+            w.hist
+                .get_or_insert_with(|| hist(2))
+                .saturating_record(ns_bucket(lat));
+        }
+    }
+
+    pub fn hops_histogram(&self) -> Vec<u64> {
+        self.hops.clone()
+    }
+
+    /// Summary figures; `capacity_bytes_per_ps` is the injection bandwidth of one node.
+    pub fn summary(&self, nodes: usize, node_bw_gbps: f64) -> Summary {
+        let span_ns = ps_to_ns(self.measure_end - self.measure_start);
+        let capacity = nodes as f64 * node_bw_gbps * span_ns; // bytes the nodes could inject
+        let per_node = |bytes: u64| bytes as f64 / nodes as f64 / span_ns; // GB/s
+        let d = self.delivered.max(1) as f64;
+        let q = |h: &Histogram<u64>, p: f64| {
+            if self.delivered == 0 {
+                0.0
+            } else {
+                h.value_at_quantile(p) as f64
+            }
+        };
+        Summary {
+            offered_load: self.bytes_generated as f64 / capacity,
+            accepted_load: self.bytes_delivered as f64 / capacity,
+            offered_gbps_per_node: per_node(self.bytes_generated),
+            accepted_gbps_per_node: per_node(self.bytes_delivered),
+            accepted_total_gbps: self.bytes_delivered as f64 / span_ns,
+            latency_mean_ns: ps_to_ns((self.lat_sum_ps as f64 / d) as Time),
+            latency_p50_ns: q(&self.latency, 0.50),
+            latency_p95_ns: q(&self.latency, 0.95),
+            latency_p99_ns: q(&self.latency, 0.99),
+            latency_max_ns: ps_to_ns(self.lat_max),
+            network_latency_mean_ns: ps_to_ns((self.net_lat_sum_ps as f64 / d) as Time),
+            network_latency_p50_ns: q(&self.net_latency, 0.50),
+            network_latency_p95_ns: q(&self.net_latency, 0.95),
+            network_latency_p99_ns: q(&self.net_latency, 0.99),
+            network_latency_max_ns: ps_to_ns(self.net_lat_max),
+            hops_mean: self.hops_sum as f64 / d,
+            minimal_fraction: if self.delivered == 0 {
+                0.0
+            } else {
+                self.minimal as f64 / d
+            },
+            packets_generated: self.generated,
+            packets_delivered: self.delivered,
+            ..Summary::default()
+        }
+    }
+
+    pub fn series(&self, nodes: usize, node_bw_gbps: f64) -> Series {
+        let mut s = Series::default();
+        for (i, w) in self.windows.iter().enumerate() {
+            let start = i as Time * self.window;
+            let end = (start + self.window).min(self.measure_end);
+            let cap = nodes as f64 * node_bw_gbps * ps_to_ns(end - start);
+            s.window_start_us.push(ps_to_us(start));
+            s.window_end_us.push(ps_to_us(end));
+            s.offered_load.push(w.gen_bytes as f64 / cap);
+            s.accepted_load.push(w.del_bytes as f64 / cap);
+            let c = w.count.max(1) as f64;
+            s.latency_mean_ns.push(if w.count == 0 {
+                f64::NAN
+            } else {
+                w.lat_sum_ps as f64 / c / 1000.0
+            });
+            s.latency_p99_ns.push(
+                w.hist
+                    .as_ref()
+                    .map_or(f64::NAN, |h| h.value_at_quantile(0.99) as f64),
+            );
+            s.minimal_fraction.push(if w.count == 0 {
+                f64::NAN
+            } else {
+                w.minimal as f64 / c
+            });
+            s.packets_delivered.push(w.count);
+            s.in_measurement.push(start >= self.measure_start);
+        }
+        s
+    }
+}

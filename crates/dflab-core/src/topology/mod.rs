@@ -1,0 +1,323 @@
+//! Dragonfly geometry `dfly(p, a, h, g)` with fully connected groups.
+//!
+//! Port numbering follows SST/Merlin (`../shared/reference/qadaptive-reference.md` §1.1):
+//! ports `[0, p)` are hosts, `[p, p+a-1)` local (port `p + t` leads to router `t`, own index
+//! skipped), `[p+a-1, p+a-1+h)` global. Node `n` sits on router `n / p`, host port `n % p`;
+//! router `R` is router `R % a` of group `R / a`.
+//!
+//! Global wiring is computed by [`arrangement`] from the formulas of
+//! `../shared/reference/baseline-algorithms.md` §7, generalised to `l` parallel links per
+//! group pair the way SST's `global_link_map` does it (slot `r*h + k` holds a raw index whose
+//! `mod (g-1)` is the relative group and whose quotient is the parallel-link "slice").
+//! When `(g-1)*l < a*h` the last routers leave global ports unconnected, as SST does.
+
+pub mod arrangement;
+
+use crate::config::{Arrangement, TopologyConfig};
+use crate::error::{Error, Result};
+
+pub const NONE: u32 = u32::MAX;
+
+/// The class of a link, which fixes its latency and bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkClass {
+    Host,
+    Local,
+    Global,
+}
+
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub p: usize,
+    pub a: usize,
+    pub h: usize,
+    pub g: usize,
+    pub l: usize,
+    pub arrangement: Arrangement,
+    /// Ports per router: p + (a-1) + h.
+    pub radix: usize,
+    /// Per (router, global slot k): the router and port at the other end, or NONE.
+    global_peer: Vec<(u32, u16)>,
+    /// Per (router, global slot k): the group the link leads to, or NONE.
+    global_group: Vec<u32>,
+    /// Per (group G, group D): the (router index in G, global slot) of every link G→D.
+    gateways: Vec<Vec<(u16, u16)>>,
+}
+
+impl Topology {
+    pub fn new(cfg: &TopologyConfig) -> Result<Topology> {
+        let (p, a, h, l) = (cfg.p, cfg.a, cfg.h, cfg.links_per_pair);
+        if p == 0 {
+            return Err(Error::config(
+                "topology.p",
+                "0 is out of range; allowed: an integer >= 1",
+            ));
+        }
+        if a == 0 {
+            return Err(Error::config(
+                "topology.a",
+                "0 is out of range; allowed: an integer >= 1",
+            ));
+        }
+        if l == 0 {
+            return Err(Error::config(
+                "topology.links_per_pair",
+                "0 is out of range; allowed: an integer >= 1",
+            ));
+        }
+        if a > 4096 || h > 4096 || p > 4096 {
+            return Err(Error::config(
+                "topology",
+                "p, a and h must each be at most 4096",
+            ));
+        }
+        let g = match cfg.g {
+            Some(g) => g,
+            None => {
+                if (a * h) % l != 0 {
+                    return Err(Error::config(
+                        "topology.links_per_pair",
+                        format!("a*h = {} is not divisible by links_per_pair = {l}; set topology.g explicitly", a * h),
+                    ));
+                }
+                a * h / l + 1
+            }
+        };
+        if g == 0 {
+            return Err(Error::config(
+                "topology.g",
+                "0 is out of range; allowed: an integer >= 1",
+            ));
+        }
+        let max_g = a * h / l + 1;
+        if g > max_g {
+            return Err(Error::config(
+                "topology.g",
+                format!(
+                    "{g} is too large for a={a}, h={h}, links_per_pair={l}: each group has a*h = {} global ports, \
+                     so at most a*h/links_per_pair + 1 = {max_g} groups fit",
+                    a * h
+                ),
+            ));
+        }
+        if g > 1 && h == 0 {
+            return Err(Error::config(
+                "topology.h",
+                "0 global ports per router cannot connect more than one group",
+            ));
+        }
+        let nodes = g * a * p;
+        if nodes > (1 << 30) {
+            return Err(Error::config(
+                "topology",
+                format!("{nodes} nodes is more than dflab supports (2^30)"),
+            ));
+        }
+        let wiring = arrangement::wire(cfg.arrangement, a, h, g, l)?;
+        let mut gateways = vec![Vec::new(); g * g];
+        for grp in 0..g {
+            for r in 0..a {
+                for k in 0..h {
+                    let d = wiring.group[(grp * a + r) * h + k];
+                    if d != NONE {
+                        gateways[grp * g + d as usize].push((r as u16, k as u16));
+                    }
+                }
+            }
+        }
+        for grp in 0..g {
+            for d in 0..g {
+                if grp != d && gateways[grp * g + d].is_empty() {
+                    return Err(Error::config(
+                        "topology.arrangement",
+                        format!(
+                            "{:?} wiring leaves groups {grp} and {d} unconnected",
+                            cfg.arrangement
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Topology {
+            p,
+            a,
+            h,
+            g,
+            l,
+            arrangement: cfg.arrangement,
+            radix: p + a - 1 + h,
+            global_peer: wiring.peer,
+            global_group: wiring.group,
+            gateways,
+        })
+    }
+
+    pub fn routers(&self) -> usize {
+        self.g * self.a
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.g * self.a * self.p
+    }
+
+    #[inline]
+    pub fn group_of(&self, router: u32) -> u32 {
+        router / self.a as u32
+    }
+
+    #[inline]
+    pub fn index_in_group(&self, router: u32) -> u32 {
+        router % self.a as u32
+    }
+
+    #[inline]
+    pub fn router_of_node(&self, node: u32) -> u32 {
+        node / self.p as u32
+    }
+
+    #[inline]
+    pub fn host_port_of_node(&self, node: u32) -> u16 {
+        (node % self.p as u32) as u16
+    }
+
+    #[inline]
+    pub fn first_local_port(&self) -> u16 {
+        self.p as u16
+    }
+
+    #[inline]
+    pub fn first_global_port(&self) -> u16 {
+        (self.p + self.a - 1) as u16
+    }
+
+    #[inline]
+    pub fn class_of_port(&self, port: u16) -> LinkClass {
+        if (port as usize) < self.p {
+            LinkClass::Host
+        } else if (port as usize) < self.p + self.a - 1 {
+            LinkClass::Local
+        } else {
+            LinkClass::Global
+        }
+    }
+
+    #[inline]
+    pub fn is_host_port(&self, port: u16) -> bool {
+        (port as usize) < self.p
+    }
+
+    /// Local port of router index `r` leading to router index `t` of the same group.
+    #[inline]
+    pub fn local_port(&self, r: u32, t: u32) -> u16 {
+        debug_assert_ne!(r, t);
+        let j = if t < r { t } else { t - 1 };
+        self.p as u16 + j as u16
+    }
+
+    /// Router index (in the group) at the far end of local port `port` of router index `r`.
+    #[inline]
+    pub fn local_peer_index(&self, r: u32, port: u16) -> u32 {
+        let j = (port - self.p as u16) as u32;
+        if j < r {
+            j
+        } else {
+            j + 1
+        }
+    }
+
+    /// Group reached by global port `port` of `router`, or NONE if unconnected.
+    #[inline]
+    pub fn global_port_group(&self, router: u32, port: u16) -> u32 {
+        let k = (port - self.first_global_port()) as usize;
+        self.global_group[router as usize * self.h + k]
+    }
+
+    /// The router and port at the other end of a router-to-router port, or None (unconnected).
+    pub fn peer(&self, router: u32, port: u16) -> Option<(u32, u16)> {
+        match self.class_of_port(port) {
+            LinkClass::Host => None,
+            LinkClass::Local => {
+                let grp = self.group_of(router);
+                let r = self.index_in_group(router);
+                let t = self.local_peer_index(r, port);
+                Some((grp * self.a as u32 + t, self.local_port(t, r)))
+            }
+            LinkClass::Global => {
+                let k = (port - self.first_global_port()) as usize;
+                let (pr, pp) = self.global_peer[router as usize * self.h + k];
+                if pr == NONE {
+                    None
+                } else {
+                    Some((pr, self.first_global_port() + pp))
+                }
+            }
+        }
+    }
+
+    /// Every global link from group `from` to group `to`, as (router index in `from`, port).
+    #[inline]
+    pub fn gateways(&self, from: u32, to: u32) -> &[(u16, u16)] {
+        &self.gateways[from as usize * self.g + to as usize]
+    }
+
+    /// Number of router-to-router hops of a minimal path between two routers.
+    pub fn min_hops(&self, from: u32, to: u32) -> u32 {
+        let (gf, gt) = (self.group_of(from), self.group_of(to));
+        if from == to {
+            return 0;
+        }
+        if gf == gt {
+            return 1;
+        }
+        let (rf, rt) = (self.index_in_group(from), self.index_in_group(to));
+        self.gateways(gf, gt)
+            .iter()
+            .map(|&(r, k)| {
+                let (peer, _) = self
+                    .peer(gf * self.a as u32 + r as u32, self.first_global_port() + k)
+                    .unwrap();
+                (r as u32 != rf) as u32 + 1 + (self.index_in_group(peer) != rt) as u32
+            })
+            .min()
+            .unwrap()
+    }
+
+    /// Count of bidirectional local and global links.
+    pub fn link_counts(&self) -> (usize, usize) {
+        let local = self.g * self.a * (self.a - 1) / 2;
+        let global = self.global_group.iter().filter(|&&d| d != NONE).count() / 2;
+        (local, global)
+    }
+
+    /// Diameter in router-to-router hops, by breadth-first search from every router.
+    pub fn diameter(&self) -> u32 {
+        let n = self.routers();
+        let mut best = 0;
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = Vec::with_capacity(n);
+        for s in 0..n {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[s] = 0;
+            queue.clear();
+            queue.push(s as u32);
+            let mut head = 0;
+            while head < queue.len() {
+                let u = queue[head];
+                head += 1;
+                for port in self.p..self.radix {
+                    if let Some((v, _)) = self.peer(u, port as u16) {
+                        if dist[v as usize] == u32::MAX {
+                            dist[v as usize] = dist[u as usize] + 1;
+                            queue.push(v);
+                        }
+                    }
+                }
+            }
+            best = best.max(*dist.iter().max().unwrap());
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests;

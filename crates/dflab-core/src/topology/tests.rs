@@ -1,0 +1,154 @@
+use super::*;
+use crate::config::{Arrangement, TopologyConfig};
+use proptest::prelude::*;
+
+fn topo(
+    p: usize,
+    a: usize,
+    h: usize,
+    g: Option<usize>,
+    l: usize,
+    arr: Arrangement,
+) -> Result<Topology> {
+    Topology::new(&TopologyConfig {
+        p,
+        a,
+        h,
+        g,
+        links_per_pair: l,
+        arrangement: arr,
+    })
+}
+
+#[test]
+fn hpdc_1056_matches_the_reference_wiring() {
+    // qadaptive-reference.md §7.1: router 0 of group 0 reaches groups 1-4 on ports 11-14,
+    // router 7 of group 0 reaches groups 29-32.
+    let t = topo(4, 8, 4, None, 1, Arrangement::Absolute).unwrap();
+    assert_eq!((t.g, t.radix, t.routers(), t.nodes()), (33, 15, 264, 1056));
+    assert_eq!(t.link_counts(), (924, 528));
+    for k in 0..4u16 {
+        assert_eq!(t.global_port_group(0, 11 + k), 1 + k as u32);
+        assert_eq!(t.global_port_group(7, 11 + k), 29 + k as u32);
+    }
+    // Router (G, r) slot j leads to group r*4+j, +1 if that is >= G.
+    let r = 5 * 8 + 3; // group 5, router 3
+    for k in 0..4u16 {
+        let raw = 3 * 4 + k as u32;
+        let want = if raw >= 5 { raw + 1 } else { raw };
+        assert_eq!(t.global_port_group(r, 11 + k), want);
+    }
+    assert_eq!(t.diameter(), 3);
+}
+
+#[test]
+fn practical_dfly_with_four_links_per_pair() {
+    let t = topo(4, 8, 4, None, 4, Arrangement::Absolute).unwrap();
+    assert_eq!(t.g, 9);
+    for from in 0..9 {
+        for to in 0..9 {
+            if from != to {
+                assert_eq!(t.gateways(from, to).len(), 4);
+            }
+        }
+    }
+}
+
+#[test]
+fn impossible_shapes_are_named() {
+    let e = topo(4, 8, 4, Some(34), 1, Arrangement::Absolute).unwrap_err();
+    assert!(e.to_string().starts_with("topology.g"), "{e}");
+    let e = topo(4, 8, 3, None, 1, Arrangement::Circulant).unwrap_err();
+    assert!(e.to_string().contains("even h"), "{e}");
+    let e = topo(4, 8, 4, None, 3, Arrangement::Absolute).unwrap_err();
+    assert!(e.to_string().starts_with("topology.links_per_pair"), "{e}");
+    let e = topo(0, 8, 4, None, 1, Arrangement::Absolute).unwrap_err();
+    assert!(e.to_string().starts_with("topology.p"), "{e}");
+}
+
+#[test]
+fn unused_ports_when_fewer_groups() {
+    // g = 20 < a*h+1: slots >= 19 stay unconnected but every pair keeps one link.
+    let t = topo(2, 8, 4, Some(20), 1, Arrangement::Absolute).unwrap();
+    let (_, global) = t.link_counts();
+    assert_eq!(global, 20 * 19 / 2);
+}
+
+fn check_wiring(t: &Topology) {
+    let gp = t.first_global_port();
+    for r in 0..t.routers() as u32 {
+        for port in t.p as u16..t.radix as u16 {
+            if let Some((pr, pp)) = t.peer(r, port) {
+                // symmetric, class-preserving, never a self loop
+                assert_eq!(t.peer(pr, pp), Some((r, port)), "router {r} port {port}");
+                assert_eq!(t.class_of_port(port), t.class_of_port(pp));
+                assert_ne!(pr, r);
+                if port >= gp {
+                    assert_eq!(t.global_port_group(r, port), t.group_of(pr));
+                    assert_ne!(t.group_of(pr), t.group_of(r));
+                } else {
+                    assert_eq!(t.group_of(pr), t.group_of(r));
+                }
+            }
+        }
+    }
+    // every pair of groups has exactly l links when all ports are used
+    for x in 0..t.g as u32 {
+        for y in 0..t.g as u32 {
+            if x != y {
+                assert!(!t.gateways(x, y).is_empty());
+                assert_eq!(t.gateways(x, y).len(), t.gateways(y, x).len());
+            }
+        }
+    }
+}
+
+#[test]
+fn every_arrangement_is_symmetric_on_canonical_shapes() {
+    for arr in [
+        Arrangement::Absolute,
+        Arrangement::Relative,
+        Arrangement::Palmtree,
+        Arrangement::Circulant,
+    ] {
+        let t = topo(2, 4, 2, None, 1, arr).unwrap();
+        check_wiring(&t);
+        assert_eq!(t.diameter(), 3, "{arr:?}");
+        let t = topo(4, 8, 4, None, 1, arr).unwrap();
+        check_wiring(&t);
+    }
+}
+
+#[test]
+fn palmtree_mirrors_routers_and_ports() {
+    // baseline-algorithms.md §7: palmtree peer is r' = a-1-r, k' = h-1-k.
+    let t = topo(2, 4, 2, None, 1, Arrangement::Palmtree).unwrap();
+    let gp = t.first_global_port();
+    for r in 0..t.routers() as u32 {
+        for k in 0..2u16 {
+            let (pr, pp) = t.peer(r, gp + k).unwrap();
+            assert_eq!(t.index_in_group(pr), 3 - t.index_in_group(r));
+            assert_eq!(pp - gp, 1 - k);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn wiring_is_consistent_for_any_shape(p in 1usize..4, a in 1usize..7, h in 1usize..5, l in 1usize..4,
+                                          arr in 0usize..3, shrink in 0usize..4) {
+        prop_assume!((a * h) % l == 0);
+        let gmax = a * h / l + 1;
+        let g = gmax.saturating_sub(shrink).max(1);
+        let arr = [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree][arr];
+        let t = topo(p, a, h, Some(g), l, arr).unwrap();
+        check_wiring(&t);
+        prop_assert!(t.diameter() <= 3);
+        for x in 0..t.routers() as u32 {
+            for y in 0..t.routers() as u32 {
+                prop_assert!(t.min_hops(x, y) <= 3);
+            }
+        }
+    }
+}

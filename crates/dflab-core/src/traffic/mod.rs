@@ -1,0 +1,8 @@
+//! Synthetic traffic: destination patterns ([`pattern`]) and injection processes
+//! ([`injection`]).
+
+pub mod injection;
+pub mod pattern;
+
+pub use injection::Injector;
+pub use pattern::{Pattern, PatternSampler};

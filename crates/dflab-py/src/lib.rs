@@ -1,0 +1,85 @@
+//! `dflab._core`: the thin PyO3 layer. It only converts — config JSON in, result out — and
+//! releases the GIL while the engine runs. Results cross as one JSON document decoded by
+//! Python's `json` module (no per-packet Python objects exist).
+
+use dflab_core::{info, Error, Experiment};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "Bad experiment description (names the field)."
+);
+create_exception!(
+    _core,
+    DeadlockError,
+    PyRuntimeError,
+    "The watchdog found the network stuck."
+);
+create_exception!(
+    _core,
+    InvariantError,
+    PyRuntimeError,
+    "An internal consistency check failed (a dflab bug)."
+);
+
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Config { .. } => ConfigError::new_err(e.to_string()),
+        Error::Deadlock(_) => DeadlockError::new_err(e.to_string()),
+        Error::Invariant(_) => InvariantError::new_err(e.to_string()),
+    }
+}
+
+fn json_to_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+fn parse(config_json: &str) -> PyResult<Experiment> {
+    Experiment::from_json(config_json).map_err(to_py)
+}
+
+/// Run one experiment; returns {"summary", "series", "hops_histogram", "config"}.
+#[pyfunction]
+fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = parse(config_json)?;
+    let out = py.detach(|| {
+        dflab_core::simulate(&cfg).map(|r| serde_json::to_string(&r).expect("result serialises"))
+    });
+    json_to_py(py, &out.map_err(to_py)?)
+}
+
+/// Topology summary: routers, nodes, radix, ports, links, diameter, VCs, hop bound.
+#[pyfunction]
+fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = parse(config_json)?;
+    let i = info::topology_info(&cfg).map_err(to_py)?;
+    json_to_py(py, &serde_json::to_string(&i).expect("info serialises"))
+}
+
+/// The normalised config (every default filled in), or ConfigError.
+#[pyfunction]
+fn validate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = parse(config_json)?;
+    json_to_py(py, &cfg.to_json())
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_info, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("DeadlockError", m.py().get_type::<DeadlockError>())?;
+    m.add("InvariantError", m.py().get_type::<InvariantError>())?;
+    Ok(())
+}
