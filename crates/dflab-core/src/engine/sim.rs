@@ -286,6 +286,41 @@ impl Simulation {
         })
     }
 
+    /// Send one packet from `src` to `dst` through an otherwise empty network (no traffic is
+    /// generated) and return it as delivered, with its delivery time. Used to check zero-load
+    /// latency against the analytic sum of the path's fixed latencies.
+    pub fn trace_one(mut self, src: u32, dst: u32) -> Result<(Packet, Time)> {
+        let nodes = self.topo.nodes() as u32;
+        if src >= nodes || dst >= nodes {
+            return Err(Error::config(
+                "trace",
+                format!("nodes are numbered 0 to {}", nodes - 1),
+            ));
+        }
+        let pkt = Packet::new(
+            src,
+            dst,
+            self.topo.router_of_node(dst),
+            self.packet_flits,
+            0,
+        );
+        let id = self.pkts.alloc(pkt);
+        self.nic_queue[src as usize].push_back(id);
+        self.in_source += 1;
+        self.generated_total += 1;
+        self.nic_try_send(src);
+        while let Some((t, ev)) = self.q.pop() {
+            self.now = t;
+            if ev.kind == DELIVER {
+                let p = *self.pkts.get(ev.b);
+                self.on_deliver(ev.b)?;
+                return Ok((p, t));
+            }
+            self.dispatch(ev)?;
+        }
+        Err(Error::Deadlock(self.deadlock_report()))
+    }
+
     pub fn run(mut self) -> Result<SimResult> {
         let started = Instant::now();
         for node in 0..self.topo.nodes() {
@@ -508,7 +543,7 @@ impl Simulation {
                 b: id,
             },
         );
-        if !self.nic_queue[n].is_empty() {
+        if !self.nic_queue[n].is_empty() && !self.nic_wake[n] {
             self.nic_wake[n] = true;
             self.q.push(
                 self.ch.nic_wake,
@@ -532,6 +567,7 @@ impl Simulation {
             let pkt = self.pkts.get_mut(id);
             if !host {
                 pkt.hops += 1;
+                pkt.global_hops += (port >= self.topo.first_global_port()) as u8;
             }
             pkt.flits as u32
         };
@@ -892,7 +928,9 @@ impl Simulation {
                 },
             );
         }
-        if self.port_queued[pi] > 0 {
+        // At most one pending wake per port: a send triggered by a credit or the crossbar while
+        // a wake is pending must not add a second one (they would multiply under saturation).
+        if self.port_queued[pi] > 0 && !self.port_wake[pi] {
             self.port_wake[pi] = true;
             self.q.push(
                 self.ch.port_wake[class],

@@ -22,6 +22,8 @@ pub struct Packet {
     pub flits: u16,
     /// Router-to-router hops taken so far.
     pub hops: u8,
+    /// Of which over global links.
+    pub global_hops: u8,
     /// Routing phase, meaning defined by the routing algorithm.
     pub phase: u8,
     /// Output decided at the head of the current input VC.
@@ -45,6 +47,7 @@ impl Packet {
             inter_group: NONE,
             flits,
             hops: 0,
+            global_hops: 0,
             phase: 0,
             out_port: 0,
             out_vc: 0,
