@@ -596,20 +596,16 @@ impl Simulation {
 
     /// Route the packet that just became the head of input (port, vc).
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
-        let span = self.radix * self.vcs;
-        let base = router as usize * span;
-        let view = RouterView {
-            topo: &self.topo,
+        let view = RouterView::new(
+            &self.topo,
             router,
-            group: self.topo.group_of(router),
-            index: self.topo.index_in_group(router),
             in_port,
-            now: self.now,
-            vcs: self.vcs,
-            out_occ: &self.out_occ[base..base + span],
-            credits: &self.credits[base..base + span],
-            in_cap: self.in_cap,
-        };
+            self.now,
+            self.vcs,
+            &self.out_occ,
+            &self.credits,
+            self.in_cap,
+        );
         let pkt = self.pkts.get_mut(id);
         let Hop { port, vc: out_vc } =
             self.routing

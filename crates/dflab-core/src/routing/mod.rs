@@ -24,6 +24,8 @@ pub struct Hop {
 }
 
 /// What a router knows when it routes the packet at the head of one of its input VCs.
+/// The congestion state is reached only through the methods, so the engine may change its
+/// memory layout freely.
 pub struct RouterView<'a> {
     pub topo: &'a Topology,
     pub router: u32,
@@ -33,27 +35,72 @@ pub struct RouterView<'a> {
     pub in_port: u16,
     pub now: Time,
     pub vcs: usize,
-    /// Flits in this router's output buffers, per (port, VC), including packets crossing the crossbar.
-    pub out_occ: &'a [u32],
-    /// Free downstream credits (flits), per (port, VC).
-    pub credits: &'a [u32],
+    /// Flits in output buffers (including packets crossing the crossbar), per (router, port, VC).
+    out_occ: &'a [u32],
+    /// Free downstream credits (flits), per (router, port, VC).
+    credits: &'a [u32],
     /// Downstream input buffer capacity per VC (flits).
-    pub in_cap: u32,
+    in_cap: u32,
 }
 
-impl RouterView<'_> {
-    /// Congestion signal of one output VC: output-buffer flits plus used credits
+impl<'a> RouterView<'a> {
+    /// `out_occ` and `credits` cover the whole network, indexed `(router*radix + port)*vcs + vc`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        topo: &'a Topology,
+        router: u32,
+        in_port: u16,
+        now: Time,
+        vcs: usize,
+        out_occ: &'a [u32],
+        credits: &'a [u32],
+        in_cap: u32,
+    ) -> RouterView<'a> {
+        RouterView {
+            topo,
+            router,
+            group: topo.group_of(router),
+            index: topo.index_in_group(router),
+            in_port,
+            now,
+            vcs,
+            out_occ,
+            credits,
+            in_cap,
+        }
+    }
+
+    #[inline]
+    fn at(&self, router: u32, port: u16, vc: usize) -> u32 {
+        let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
+        // Ejection ports keep full credits, so their used credits are 0.
+        self.out_occ[i] + (self.in_cap - self.credits[i])
+    }
+
+    /// Congestion signal of one output VC of this router: output-buffer flits plus used credits
     /// (qadaptive-reference.md §2, `adp_select_port`).
     #[inline]
     pub fn occupancy(&self, port: u16, vc: usize) -> u32 {
-        let i = port as usize * self.vcs + vc;
-        self.out_occ[i] + (self.in_cap - self.credits[i])
+        self.at(self.router, port, vc)
     }
 
     /// The same summed over every VC of the port.
     #[inline]
     pub fn port_occupancy(&self, port: u16) -> u32 {
         (0..self.vcs).map(|vc| self.occupancy(port, vc)).sum()
+    }
+
+    /// The same summed over the given VCs of the port.
+    #[inline]
+    pub fn port_occupancy_vcs(&self, port: u16, vcs: &[usize]) -> u32 {
+        vcs.iter().map(|&vc| self.occupancy(port, vc)).sum()
+    }
+
+    /// **Oracle only.** The congestion signal of a port of *another* router, read instantly.
+    /// No real router can do this; only algorithms named as oracles (UGAL-G) may call it.
+    #[inline]
+    pub fn remote_occupancy(&self, router: u32, port: u16, vc: usize) -> u32 {
+        self.at(router, port, vc)
     }
 
     #[inline]

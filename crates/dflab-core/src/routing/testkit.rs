@@ -53,20 +53,16 @@ impl Net {
     }
 
     pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {
-        let span = self.topo.radix * self.vcs;
-        let base = router as usize * span;
-        RouterView {
-            topo: &self.topo,
+        RouterView::new(
+            &self.topo,
             router,
-            group: self.topo.group_of(router),
-            index: self.topo.index_in_group(router),
             in_port,
-            now: 0,
-            vcs: self.vcs,
-            out_occ: &self.out_occ[base..base + span],
-            credits: &self.credits[base..base + span],
-            in_cap: self.in_cap,
-        }
+            0,
+            self.vcs,
+            &self.out_occ,
+            &self.credits,
+            self.in_cap,
+        )
     }
 
     pub fn sample_pairs(&self, n: usize, seed: u64) -> Vec<(u32, u32)> {
