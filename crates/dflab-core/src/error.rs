@@ -18,10 +18,7 @@ pub enum Error {
 
 impl Error {
     pub fn config(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Config {
-            field: field.into(),
-            message: message.into(),
-        }
+        Error::Config { field: field.into(), message: message.into() }
     }
 }
 

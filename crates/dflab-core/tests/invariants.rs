@@ -45,8 +45,7 @@ fn invariants_hold_everywhere() {
                     e.network.output_buffer_flits = 5;
                     e.traffic.process = Process::Periodic;
                 }
-                let r = dflab_core::simulate(&e)
-                    .unwrap_or_else(|err| panic!("{alg} {pat} {arr:?} l={l}: {err}"));
+                let r = dflab_core::simulate(&e).unwrap_or_else(|err| panic!("{alg} {pat} {arr:?} l={l}: {err}"));
                 let s = &r.summary;
                 assert!(s.packets_delivered > 0);
                 let bound = match alg {
@@ -54,11 +53,7 @@ fn invariants_hold_everywhere() {
                     "VALg" => 5,
                     _ => 6,
                 };
-                assert!(
-                    r.hops_histogram.len() <= bound + 1,
-                    "{alg}: {:?}",
-                    r.hops_histogram
-                );
+                assert!(r.hops_histogram.len() <= bound + 1, "{alg}: {:?}", r.hops_histogram);
                 assert!(s.accepted_load <= s.offered_load * 1.05 + 0.01);
                 runs += 1;
             }
@@ -81,10 +76,7 @@ fn watchdog_reports_where_a_one_vc_valiant_network_deadlocks() {
     let err = dflab_core::simulate(&e).unwrap_err().to_string();
     assert!(err.starts_with("deadlock:"), "{err}");
     assert!(err.contains("first stuck: router"), "{err}");
-    assert!(
-        err.contains("input port") && err.contains("waits for output port"),
-        "{err}"
-    );
+    assert!(err.contains("input port") && err.contains("waits for output port"), "{err}");
     assert!(err.contains("VC 0"), "{err}");
     // The same load with the 4 VCs VALn needs runs to the end.
     e.routing.vcs = None;

@@ -11,11 +11,7 @@ use common::{hpdc, run};
 fn min_under_uniform_random_accepts_85_percent() {
     let r = run(&hpdc("MIN", "ur", 0.85, 10.0, 20.0));
     let s = &r.summary;
-    assert!(
-        s.accepted_load >= 0.85 * 0.995,
-        "accepted {}",
-        s.accepted_load
-    );
+    assert!(s.accepted_load >= 0.85 * 0.995, "accepted {}", s.accepted_load);
     assert!(s.hops_mean <= 3.0 && s.minimal_fraction == 1.0);
 }
 
@@ -32,22 +28,10 @@ fn min_under_adv1_is_capped_by_the_single_global_link() {
 #[test]
 fn valn_under_adv1_carries_40_percent_and_saturates_below_half() {
     let r = run(&hpdc("VALn", "adv+1", 0.42, 10.0, 20.0));
-    assert!(
-        r.summary.accepted_load >= 0.40,
-        "accepted {}",
-        r.summary.accepted_load
-    );
+    assert!(r.summary.accepted_load >= 0.40, "accepted {}", r.summary.accepted_load);
     assert_eq!(r.summary.minimal_fraction, 0.0);
     assert!(r.summary.hops_mean > 4.5 && r.summary.hops_mean <= 6.0);
     let r = run(&hpdc("VALn", "adv+1", 0.7, 10.0, 20.0));
-    assert!(
-        r.summary.accepted_load < 0.5,
-        "accepted {}",
-        r.summary.accepted_load
-    );
-    assert!(
-        r.summary.accepted_load > 0.40,
-        "accepted {}",
-        r.summary.accepted_load
-    );
+    assert!(r.summary.accepted_load < 0.5, "accepted {}", r.summary.accepted_load);
+    assert!(r.summary.accepted_load > 0.40, "accepted {}", r.summary.accepted_load);
 }

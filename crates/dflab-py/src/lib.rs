@@ -7,24 +7,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-create_exception!(
-    _core,
-    ConfigError,
-    PyValueError,
-    "Bad experiment description (names the field)."
-);
-create_exception!(
-    _core,
-    DeadlockError,
-    PyRuntimeError,
-    "The watchdog found the network stuck."
-);
-create_exception!(
-    _core,
-    InvariantError,
-    PyRuntimeError,
-    "An internal consistency check failed (a dflab bug)."
-);
+create_exception!(_core, ConfigError, PyValueError, "Bad experiment description (names the field).");
+create_exception!(_core, DeadlockError, PyRuntimeError, "The watchdog found the network stuck.");
+create_exception!(_core, InvariantError, PyRuntimeError, "An internal consistency check failed (a dflab bug).");
 
 fn to_py(e: Error) -> PyErr {
     match e {
@@ -46,9 +31,7 @@ fn parse(config_json: &str) -> PyResult<Experiment> {
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
-    let out = py.detach(|| {
-        dflab_core::simulate(&cfg).map(|r| serde_json::to_string(&r).expect("result serialises"))
-    });
+    let out = py.detach(|| dflab_core::simulate(&cfg).map(|r| serde_json::to_string(&r).expect("result serialises")));
     json_to_py(py, &out.map_err(to_py)?)
 }
 

@@ -16,12 +16,7 @@ use crate::units::ps_to_us;
 
 impl Simulation {
     pub(super) fn check_invariants(&self) -> Result<()> {
-        let fail = |m: String| {
-            Err(Error::Invariant(format!(
-                "{m} (t = {:.3} us)",
-                ps_to_us(self.now)
-            )))
-        };
+        let fail = |m: String| Err(Error::Invariant(format!("{m} (t = {:.3} us)", ps_to_us(self.now))));
         if self.generated_total != self.in_source + self.in_network + self.delivered_total {
             return fail(format!(
                 "packets not conserved: generated {} != source {} + network {} + delivered {}",
@@ -37,10 +32,7 @@ impl Simulation {
         }
         let queued: u64 = self.nic_queue.iter().map(|q| q.len() as u64).sum();
         if queued != self.in_source {
-            return fail(format!(
-                "source queues hold {queued} packets, counter says {}",
-                self.in_source
-            ));
+            return fail(format!("source queues hold {queued} packets, counter says {}", self.in_source));
         }
         let radix = self.radix();
         let vcs = self.vcs;
@@ -55,27 +47,25 @@ impl Simulation {
                             self.in_occ[qi], self.in_cap, self.out_occ[qi], self.out_cap
                         ));
                     }
-                    let in_flits: u32 = self
-                        .inq
-                        .iter(qi)
-                        .map(|id| self.pkts.get(id).flits as u32)
-                        .sum();
+                    let in_flits: u32 = self.inq.iter(qi).map(|id| self.pkts.get(id).flits as u32).sum();
                     if in_flits != self.in_occ[qi] {
-                        return fail(format!("input occupancy counter {} != {} flits queued at router {r} port {port} VC {vc}", self.in_occ[qi], in_flits));
+                        return fail(format!(
+                            "input occupancy counter {} != {} flits queued at router {r} port {port} VC {vc}",
+                            self.in_occ[qi], in_flits
+                        ));
                     }
                     let (pr, pp) = self.peer[pi];
                     if self.topo.is_host_port(port as u16) || pr == NONE {
                         continue;
                     }
                     let down = (pr as usize * radix + pp as usize) * vcs + vc;
-                    let total = self.credits[qi]
-                        + self.inflight_flits[qi]
-                        + self.in_occ[down]
-                        + self.inflight_credits[qi];
+                    let (free, returning) = self.credits.parts(qi);
+                    let total = free + self.inflight_flits[qi] + self.in_occ[down] + returning;
                     if total != self.in_cap {
                         return fail(format!(
-                            "credits not conserved on router {r} port {port} VC {vc}: credits {} + on wire {} + downstream {} + returning {} != {}",
-                            self.credits[qi], self.inflight_flits[qi], self.in_occ[down], self.inflight_credits[qi], self.in_cap
+                            "credits not conserved on router {r} port {port} VC {vc}: free {free} + on wire {} + \
+                             downstream {} + returning {returning} != {}",
+                            self.inflight_flits[qi], self.in_occ[down], self.in_cap
                         ));
                     }
                 }
@@ -85,10 +75,8 @@ impl Simulation {
             let r = n / self.topo.p;
             let port = n % self.topo.p;
             let down = (r * radix + port) * vcs;
-            let total = self.nic_credits[n]
-                + self.nic_inflight_flits[n]
-                + self.in_occ[down]
-                + self.nic_inflight_credits[n];
+            let (free, returning) = self.nic_credits.parts(n);
+            let total = free + self.nic_inflight_flits[n] + self.in_occ[down] + returning;
             if total != self.in_cap {
                 return fail(format!(
                     "credits not conserved on the injection link of node {n}: {total} != {}",
@@ -101,21 +89,11 @@ impl Simulation {
 
     fn describe_port(&self, router: u32, port: u16) -> String {
         match self.topo.class_of_port(port) {
-            LinkClass::Host => format!(
-                "port {port} (host, node {})",
-                router as usize * self.topo.p + port as usize
-            ),
+            LinkClass::Host => format!("port {port} (host, node {})", router as usize * self.topo.p + port as usize),
             class => {
                 let (pr, pp) = self.peer[router as usize * self.radix() + port as usize];
-                let kind = if class == LinkClass::Local {
-                    "local"
-                } else {
-                    "global"
-                };
-                format!(
-                    "port {port} ({kind}, to router {pr} port {pp} in group {})",
-                    self.topo.group_of(pr)
-                )
+                let kind = if class == LinkClass::Local { "local" } else { "global" };
+                format!("port {port} ({kind}, to router {pr} port {pp} in group {})", self.topo.group_of(pr))
             }
         }
     }
@@ -125,9 +103,7 @@ impl Simulation {
     pub(super) fn deadlock_report(&self) -> String {
         let radix = self.radix();
         let vcs = self.vcs;
-        let stuck_routers = (0..self.topo.routers())
-            .filter(|&r| !self.waiting_of(r).is_empty())
-            .count();
+        let stuck_routers = (0..self.topo.routers()).filter(|&r| !self.waiting_of(r).is_empty()).count();
         let mut msg = format!(
             "no packet moved for {:.1} us (t = {:.3} us) with {} packets in the network; {} routers hold blocked packets \
              (routing {} with {} VCs)",
@@ -160,7 +136,7 @@ impl Simulation {
                     p.out_vc,
                     self.out_occ[oi],
                     self.out_cap,
-                    self.credits[oi],
+                    self.credits.free_at(oi, self.now),
                     self.in_cap
                 ));
                 break;

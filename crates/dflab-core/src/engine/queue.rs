@@ -100,10 +100,7 @@ impl EventQueue {
 
     #[inline]
     fn next_key(&mut self, time: Time) -> Key {
-        let key = Key {
-            time,
-            seq: self.seq,
-        };
+        let key = Key { time, seq: self.seq };
         self.seq += 1;
         self.len += 1;
         key
@@ -157,13 +154,15 @@ impl EventQueue {
 
     #[inline]
     fn min_slot(&self) -> usize {
+        // Branch-light argmin over a short contiguous array; ties go to the lower slot.
         let mut best = 0;
         let mut key = self.heads[0];
-        for (i, &k) in self.heads.iter().enumerate().skip(1) {
-            if k < key {
-                key = k;
-                best = i;
-            }
+        let heads = &self.heads[..];
+        for i in 1..heads.len() {
+            let k = heads[i];
+            let better = k < key;
+            key = if better { k } else { key };
+            best = if better { i } else { best };
         }
         best
     }
@@ -203,13 +202,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn ev(b: u32) -> Event {
-        Event {
-            kind: 0,
-            vc: 0,
-            port: 0,
-            a: 0,
-            b,
-        }
+        Event { kind: 0, vc: 0, port: 0, a: 0, b }
     }
 
     proptest! {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::queue::{Event, EventQueue};
 use crate::config::Experiment;
 use crate::error::{Error, Result};
-use crate::network::{Packet, PacketArena, PacketId, RingPool};
+use crate::network::{CreditLedger, Packet, PacketArena, PacketId, RingPool};
 use crate::routing::{Algorithm, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
 use crate::topology::{LinkClass, Topology, NONE};
@@ -19,20 +19,15 @@ use crate::units::{ns_to_ps, ps_to_us, transfer_ps, us_to_ps, Time};
 // Event kinds.
 const GEN: u8 = 0;
 const NIC_WAKE: u8 = 1;
-const NIC_CREDIT: u8 = 2;
 const ARRIVE: u8 = 3;
-const ARB: u8 = 4;
 const XBAR_DONE: u8 = 5;
 const PORT_WAKE: u8 = 6;
-const CREDIT: u8 = 7;
-const DELIVER: u8 = 8;
 const ARB_WAKE: u8 = 9;
 
 /// Independent RNG streams: the same experiment seed gives every router and node its own stream,
 /// so results do not depend on how events interleave.
 pub(crate) fn stream_seed(seed: u64, kind: u64, id: u64) -> u64 {
-    let mut z =
-        seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut z = seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -66,6 +61,10 @@ pub struct Simulation {
     pub(super) in_cap: u32,
     pub(super) out_cap: u32,
     end: Time,
+    /// Output stage + host link: from the start of an ejection to delivery (plus serialisation).
+    eject_lat: Time,
+    /// Credit latency per link class.
+    credit_lat: [Time; 3],
     watchdog: Time,
     // Engine state.
     q: EventQueue,
@@ -77,11 +76,14 @@ pub struct Simulation {
     pub(super) outq: RingPool,
     pub(super) in_occ: Vec<u32>,
     pub(super) out_occ: Vec<u32>,
-    pub(super) credits: Vec<u32>,
+    /// Free downstream credits of every output VC (returns recorded with their arrival time).
+    pub(super) credits: CreditLedger,
     /// Indexed by router * radix + port.
     port_busy: Vec<Time>,
     port_wake: Vec<bool>,
     port_queued: Vec<u32>,
+    /// The port waits for credits and no return is on its way: the next return must wake it.
+    credit_blocked: Vec<bool>,
     rr: Vec<u8>,
     xin_busy: Vec<Time>,
     xout_busy: Vec<Time>,
@@ -89,12 +91,13 @@ pub struct Simulation {
     lru: Vec<u64>,
     lru_clock: u64,
     waiting: Vec<Vec<u16>>,
-    arb_pending: Vec<bool>,
     arb_wake_pending: Vec<bool>,
     router_rng: Vec<Rng>,
     // NICs.
     pub(super) nic_queue: Vec<VecDeque<PacketId>>,
-    pub(super) nic_credits: Vec<u32>,
+    pub(super) nic_credits: CreditLedger,
+    /// The NIC waits for credits and no return is on its way: the next return must wake it.
+    nic_blocked: Vec<bool>,
     nic_busy: Vec<Time>,
     nic_wake: Vec<bool>,
     node_rng: Vec<Rng>,
@@ -111,30 +114,37 @@ pub struct Simulation {
     last_progress: Time,
     traversals: u64,
     events: u64,
+    /// With `trace_one`: the packet delivered and when.
+    traced: Option<(Packet, Time)>,
+    tracing: bool,
     // Invariant bookkeeping (only maintained with `run.check`).
     pub(super) check: bool,
     pub(super) inflight_flits: Vec<u32>,
-    pub(super) inflight_credits: Vec<u32>,
     pub(super) nic_inflight_flits: Vec<u32>,
-    pub(super) nic_inflight_credits: Vec<u32>,
+}
+
+/// Outcome of one crossbar request.
+enum Grant {
+    No,
+    /// Granted; the packet waits in the output buffer for XBAR_DONE.
+    Queued,
+    /// Granted straight through an idle output port.
+    Through,
 }
 
 /// Event-queue channels for the fixed delays of the model (all packets have `packet_flits`
 /// flits, so every delay below is a constant of the experiment).
 struct Channels {
-    arb: usize,
     xbar: usize,
     nic_credit: usize,
     nic_arrive: usize,
     nic_wake: usize,
-    /// Per link class (host entry unused for credits).
+    /// Credit latency per link class, as wake-ups of a sender blocked on credits.
     credit: [usize; 3],
     arrive: [usize; 3],
     port_wake: [usize; 3],
-    deliver: usize,
     /// Crossbar transfer plus link: the fast path straight through an idle output port.
     arrive_through: [usize; 3],
-    deliver_through: usize,
 }
 
 fn class_index(c: LinkClass) -> usize {
@@ -173,7 +183,7 @@ impl Simulation {
             }
         }
         // Ejection ports have no downstream buffer: their credits stay full and are never used.
-        let credits = vec![in_cap; queues];
+        let credits = CreditLedger::new(queues, in_cap);
 
         let pattern = Pattern::parse(&cfg.traffic.pattern, &topo)?;
         let mut pattern_rng = Rng::seed_from_u64(stream_seed(seed, 3, 0));
@@ -191,11 +201,7 @@ impl Simulation {
             transfer_ps(flit_bytes, n.global_bw_gbps),
         ];
         let xbar_flit = transfer_ps(flit_bytes, n.xbar_bw_gbps);
-        let link_lat = [
-            ns_to_ps(n.host_latency_ns),
-            ns_to_ps(n.local_latency_ns),
-            ns_to_ps(n.global_latency_ns),
-        ];
+        let link_lat = [ns_to_ps(n.host_latency_ns), ns_to_ps(n.local_latency_ns), ns_to_ps(n.global_latency_ns)];
         let (in_lat, out_lat) = (ns_to_ps(n.input_latency_ns), ns_to_ps(n.output_latency_ns));
         let f = n.packet_flits as Time;
         let mut q = EventQueue::new();
@@ -203,21 +209,14 @@ impl Simulation {
         let ser = |c: usize| f * ser_flit[c];
         let link = |c: usize| ser(c) + out_lat + link_lat[c] + in_lat;
         let ch = Channels {
-            arb: q.channel(0),
             xbar: q.channel(xfer),
             nic_credit: q.channel(link_lat[0] + in_lat),
             nic_arrive: q.channel(ser(0) + link_lat[0] + in_lat),
             nic_wake: q.channel(ser(0)),
-            credit: [
-                0,
-                q.channel(out_lat + link_lat[1] + in_lat),
-                q.channel(out_lat + link_lat[2] + in_lat),
-            ],
+            credit: [0, q.channel(out_lat + link_lat[1] + in_lat), q.channel(out_lat + link_lat[2] + in_lat)],
             arrive: [0, q.channel(link(1)), q.channel(link(2))],
             port_wake: [q.channel(ser(0)), q.channel(ser(1)), q.channel(ser(2))],
-            deliver: q.channel(ser(0) + out_lat + link_lat[0]),
             arrive_through: [0, q.channel(xfer + link(1)), q.channel(xfer + link(2))],
-            deliver_through: q.channel(xfer + ser(0) + out_lat + link_lat[0]),
         };
 
         Ok(Simulation {
@@ -233,6 +232,8 @@ impl Simulation {
             in_cap,
             out_cap,
             end,
+            eject_lat: out_lat + link_lat[0],
+            credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat],
             watchdog: us_to_ps(cfg.run.watchdog_us),
             q,
             ch,
@@ -246,6 +247,7 @@ impl Simulation {
             port_busy: vec![0; ports],
             port_wake: vec![false; ports],
             port_queued: vec![0; ports],
+            credit_blocked: vec![false; ports],
             rr: vec![0; ports],
             xin_busy: vec![0; ports],
             xout_busy: vec![0; ports],
@@ -253,18 +255,14 @@ impl Simulation {
             lru: vec![0; queues],
             lru_clock: 0,
             waiting: vec![Vec::new(); routers],
-            arb_pending: vec![false; routers],
             arb_wake_pending: vec![false; routers],
-            router_rng: (0..routers)
-                .map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64)))
-                .collect(),
+            router_rng: (0..routers).map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64))).collect(),
             nic_queue: vec![VecDeque::new(); nodes],
-            nic_credits: vec![in_cap; nodes],
+            nic_credits: CreditLedger::new(nodes, in_cap),
+            nic_blocked: vec![false; nodes],
             nic_busy: vec![0; nodes],
             nic_wake: vec![false; nodes],
-            node_rng: (0..nodes)
-                .map(|i| Rng::seed_from_u64(stream_seed(seed, 2, i as u64)))
-                .collect(),
+            node_rng: (0..nodes).map(|i| Rng::seed_from_u64(stream_seed(seed, 2, i as u64))).collect(),
             gen_first: vec![0; nodes],
             gen_count: vec![0; nodes],
             sampler,
@@ -277,11 +275,11 @@ impl Simulation {
             last_progress: 0,
             traversals: 0,
             events: 0,
+            traced: None,
+            tracing: false,
             check,
             inflight_flits: if check { vec![0; queues] } else { Vec::new() },
-            inflight_credits: if check { vec![0; queues] } else { Vec::new() },
             nic_inflight_flits: if check { vec![0; nodes] } else { Vec::new() },
-            nic_inflight_credits: if check { vec![0; nodes] } else { Vec::new() },
             topo,
         })
     }
@@ -292,31 +290,22 @@ impl Simulation {
     pub fn trace_one(mut self, src: u32, dst: u32) -> Result<(Packet, Time)> {
         let nodes = self.topo.nodes() as u32;
         if src >= nodes || dst >= nodes {
-            return Err(Error::config(
-                "trace",
-                format!("nodes are numbered 0 to {}", nodes - 1),
-            ));
+            return Err(Error::config("trace", format!("nodes are numbered 0 to {}", nodes - 1)));
         }
-        let pkt = Packet::new(
-            src,
-            dst,
-            self.topo.router_of_node(dst),
-            self.packet_flits,
-            0,
-        );
+        let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits, 0);
         let id = self.pkts.alloc(pkt);
         self.nic_queue[src as usize].push_back(id);
         self.in_source += 1;
         self.generated_total += 1;
+        self.tracing = true;
+        self.end = Time::MAX;
         self.nic_try_send(src);
         while let Some((t, ev)) = self.q.pop() {
             self.now = t;
-            if ev.kind == DELIVER {
-                let p = *self.pkts.get(ev.b);
-                self.on_deliver(ev.b)?;
-                return Ok((p, t));
-            }
             self.dispatch(ev)?;
+            if let Some(done) = self.traced.take() {
+                return Ok(done);
+            }
         }
         Err(Error::Deadlock(self.deadlock_report()))
     }
@@ -327,16 +316,7 @@ impl Simulation {
             let t = self.injector.first(&mut self.node_rng[node]);
             self.gen_first[node] = t;
             if t < self.end {
-                self.q.at(
-                    t,
-                    Event {
-                        kind: GEN,
-                        vc: 0,
-                        port: 0,
-                        a: node as u32,
-                        b: 0,
-                    },
-                );
+                self.q.at(t, Event { kind: GEN, vc: 0, port: 0, a: node as u32, b: 0 });
             }
         }
         let check_every = us_to_ps(1.0);
@@ -379,16 +359,8 @@ impl Simulation {
         summary.wall_s = wall;
         summary.events = self.events;
         summary.router_traversals = self.traversals;
-        summary.ns_per_router_traversal = if self.traversals > 0 {
-            wall * 1e9 / self.traversals as f64
-        } else {
-            0.0
-        };
-        summary.sim_us_per_wall_s = if wall > 0.0 {
-            ps_to_us(self.end) / wall
-        } else {
-            0.0
-        };
+        summary.ns_per_router_traversal = if self.traversals > 0 { wall * 1e9 / self.traversals as f64 } else { 0.0 };
+        summary.sim_us_per_wall_s = if wall > 0.0 { ps_to_us(self.end) / wall } else { 0.0 };
         SimResult {
             series: self.stats.series(nodes, bw),
             hops_histogram: self.stats.hops_histogram(),
@@ -405,29 +377,12 @@ impl Simulation {
                 self.nic_wake[ev.a as usize] = false;
                 self.nic_try_send(ev.a);
             }
-            NIC_CREDIT => {
-                self.nic_credits[ev.a as usize] += ev.b;
-                if self.check {
-                    self.nic_inflight_credits[ev.a as usize] -= ev.b;
-                }
-                self.nic_try_send(ev.a);
-            }
             ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b),
-            ARB => return self.on_arbitrate(ev.a),
-            XBAR_DONE => self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
+            XBAR_DONE => return self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
             PORT_WAKE => {
                 self.port_wake[ev.a as usize * self.radix + ev.port as usize] = false;
-                self.try_send(ev.a, ev.port);
+                return self.try_send(ev.a, ev.port);
             }
-            CREDIT => {
-                let qi = self.qidx(ev.a, ev.port, ev.vc as usize);
-                self.credits[qi] += ev.b;
-                if self.check {
-                    self.inflight_credits[qi] -= ev.b;
-                }
-                self.try_send(ev.a, ev.port);
-            }
-            DELIVER => return self.on_deliver(ev.b),
             ARB_WAKE => {
                 self.arb_wake_pending[ev.a as usize] = false;
                 if !self.waiting[ev.a as usize].is_empty() {
@@ -455,38 +410,17 @@ impl Simulation {
         let n = node as usize;
         let now = self.now;
         let dst = self.sampler.destination(node, &mut self.node_rng[n]);
-        let mut pkt = Packet::new(
-            node,
-            dst,
-            self.topo.router_of_node(dst),
-            self.packet_flits,
-            now,
-        );
+        let mut pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits, now);
         pkt.measured = self.stats.in_measurement(now);
-        self.stats
-            .on_generate(now, self.flit_bytes * self.packet_flits as u64);
+        self.stats.on_generate(now, self.flit_bytes * self.packet_flits as u64);
         let id = self.pkts.alloc(pkt);
         self.nic_queue[n].push_back(id);
         self.in_source += 1;
         self.generated_total += 1;
         self.gen_count[n] += 1;
-        let next = self.injector.next(
-            now,
-            self.gen_first[n],
-            self.gen_count[n],
-            &mut self.node_rng[n],
-        );
+        let next = self.injector.next(now, self.gen_first[n], self.gen_count[n], &mut self.node_rng[n]);
         if next < self.end {
-            self.q.at(
-                next,
-                Event {
-                    kind: GEN,
-                    vc: 0,
-                    port: 0,
-                    a: node,
-                    b: 0,
-                },
-            );
+            self.q.at(next, Event { kind: GEN, vc: 0, port: 0, a: node, b: 0 });
         }
         self.nic_try_send(node);
     }
@@ -498,16 +432,7 @@ impl Simulation {
             if !self.nic_wake[n] && !self.nic_queue[n].is_empty() {
                 self.nic_wake[n] = true;
                 // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
-                self.q.at(
-                    self.nic_busy[n],
-                    Event {
-                        kind: NIC_WAKE,
-                        vc: 0,
-                        port: 0,
-                        a: node,
-                        b: 0,
-                    },
-                );
+                self.q.at(self.nic_busy[n], Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
             }
             return;
         }
@@ -515,11 +440,19 @@ impl Simulation {
             return;
         };
         let flits = self.pkts.get(id).flits as u32;
-        if self.nic_credits[n] < flits {
-            return; // a credit will come back and retry
+        if self.nic_credits.absorb(n, now) < flits {
+            match self.nic_credits.next_return(n) {
+                Some(t) if !self.nic_wake[n] => {
+                    self.nic_wake[n] = true;
+                    self.q.at(t, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+                }
+                Some(_) => {}
+                None => self.nic_blocked[n] = true,
+            }
+            return;
         }
         self.nic_queue[n].pop_front();
-        self.nic_credits[n] -= flits;
+        self.nic_credits.take(n, flits);
         let ser = flits as Time * self.ser_flit[0];
         self.nic_busy[n] = now + ser;
         self.pkts.get_mut(id).inject_time = now;
@@ -533,28 +466,10 @@ impl Simulation {
         }
         let router = self.topo.router_of_node(node);
         let port = self.topo.host_port_of_node(node);
-        self.q.push(
-            self.ch.nic_arrive,
-            Event {
-                kind: ARRIVE,
-                vc: 0,
-                port,
-                a: router,
-                b: id,
-            },
-        );
+        self.q.push(self.ch.nic_arrive, Event { kind: ARRIVE, vc: 0, port, a: router, b: id });
         if !self.nic_queue[n].is_empty() && !self.nic_wake[n] {
             self.nic_wake[n] = true;
-            self.q.push(
-                self.ch.nic_wake,
-                Event {
-                    kind: NIC_WAKE,
-                    vc: 0,
-                    port: 0,
-                    a: node,
-                    b: 0,
-                },
-            );
+            self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
         }
     }
 
@@ -589,35 +504,22 @@ impl Simulation {
         }
         if self.inq.len(qi) == 1 {
             self.route_head(router, port, vc as usize, id)?;
-            self.request_arb(router);
+            self.request_arb(router)?;
         }
         Ok(())
     }
 
     /// Route the packet that just became the head of input (port, vc).
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
-        let view = RouterView::new(
-            &self.topo,
-            router,
-            in_port,
-            self.now,
-            self.vcs,
-            &self.out_occ,
-            &self.credits,
-            self.in_cap,
-        );
+        let view =
+            RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
         let pkt = self.pkts.get_mut(id);
-        let Hop { port, vc: out_vc } =
-            self.routing
-                .route(&view, pkt, &mut self.router_rng[router as usize]);
+        let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
         let out_vc = out_vc.min(self.vcs as u8 - 1);
         pkt.out_port = port;
         pkt.out_vc = out_vc;
         if port as usize >= self.radix {
-            return Err(Error::Invariant(format!(
-                "router {router} routed to port {port} of radix {}",
-                self.radix
-            )));
+            return Err(Error::Invariant(format!("router {router} routed to port {port} of radix {}", self.radix)));
         }
         if self.topo.is_host_port(port) {
             if router as usize * self.topo.p + port as usize != pkt.dst as usize {
@@ -637,237 +539,192 @@ impl Simulation {
                 )));
             }
             if self.peer[router as usize * self.radix + port as usize].0 == NONE {
-                return Err(Error::Invariant(format!(
-                    "router {router} routed onto unconnected port {port}"
-                )));
+                return Err(Error::Invariant(format!("router {router} routed onto unconnected port {port}")));
             }
         }
         self.waiting[router as usize].push((in_port as usize * self.vcs + vc) as u16);
         Ok(())
     }
 
+    /// Run the crossbar arbiter now. Requests are arbitrated when they arise (a head packet is
+    /// routed, a crossbar port or output-buffer space frees); requests made at the very same
+    /// picosecond are therefore served in event order, and LRU decides among everything that is
+    /// waiting at that moment.
     #[inline]
-    fn request_arb(&mut self, router: u32) {
-        if !self.arb_pending[router as usize] {
-            self.arb_pending[router as usize] = true;
-            self.q.push(
-                self.ch.arb,
-                Event {
-                    kind: ARB,
-                    vc: 0,
-                    port: 0,
-                    a: router,
-                    b: 0,
-                },
-            );
-        }
+    fn request_arb(&mut self, router: u32) -> Result<()> {
+        self.on_arbitrate(router)
     }
 
     /// Crossbar allocation: least-recently-granted (input port, VC) first; each winner takes its
     /// input and output crossbar ports for the packet's transfer time.
     fn on_arbitrate(&mut self, router: u32) -> Result<()> {
         let r = router as usize;
-        self.arb_pending[r] = false;
+        let granted_through = match self.waiting[r].len() {
+            0 => return Ok(()),
+            1 => {
+                // The common case at low and moderate load: one request, no ordering needed.
+                let e = self.waiting[r].pop().expect("one entry");
+                match self.try_grant(router, e)? {
+                    Grant::No => {
+                        self.waiting[r].push(e);
+                        false
+                    }
+                    Grant::Queued => false,
+                    Grant::Through => true,
+                }
+            }
+            _ => {
+                let mut w = std::mem::take(&mut self.waiting[r]);
+                let base = r * self.radix * self.vcs;
+                let lru = &self.lru;
+                w.sort_unstable_by_key(|&e| (lru[base + e as usize], e));
+                let mut through = false;
+                for slot in w.iter_mut() {
+                    match self.try_grant(router, *slot)? {
+                        Grant::No => continue,
+                        Grant::Queued => {}
+                        Grant::Through => through = true,
+                    }
+                    *slot = u16::MAX;
+                }
+                w.retain(|&e| e != u16::MAX);
+                // New heads routed during the pass were pushed onto the (emptied) list.
+                w.append(&mut self.waiting[r]);
+                self.waiting[r] = w;
+                through
+            }
+        };
+        // Fast-path grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
+        // free if anything is still waiting.
+        if granted_through && !self.waiting[r].is_empty() && !self.arb_wake_pending[r] {
+            self.arb_wake_pending[r] = true;
+            self.q.push(self.ch.xbar, Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0 });
+        }
+        Ok(())
+    }
+
+    /// Grant the request of waiting entry `e` (= in_port * vcs + vc) if its crossbar ports are
+    /// free and its output VC has room; route the next head of that input VC if there is one.
+    #[inline]
+    fn try_grant(&mut self, router: u32, e: u16) -> Result<Grant> {
         let now = self.now;
-        let mut w = std::mem::take(&mut self.waiting[r]);
-        let base = r * self.radix * self.vcs;
-        let lru = &self.lru;
-        w.sort_unstable_by_key(|&e| (lru[base + e as usize], e));
-        let mut granted_through = false;
-        for slot in w.iter_mut() {
-            let e = *slot as usize;
-            let (in_port, vc) = ((e / self.vcs) as u16, e % self.vcs);
-            let ip = self.pidx(router, in_port);
-            if self.xin_busy[ip] > now {
-                continue;
-            }
-            let qi = base + e;
-            let id = self.inq.front(qi).expect("waiting entry has a head packet");
-            let (out_port, out_vc, flits) = {
-                let p = self.pkts.get(id);
-                (p.out_port, p.out_vc as usize, p.flits as u32)
-            };
-            let op = self.pidx(router, out_port);
-            let oi = op * self.vcs + out_vc;
-            if self.xout_busy[op] > now || self.out_occ[oi] + flits > self.out_cap {
-                continue;
-            }
-            // Grant.
-            *slot = u16::MAX;
-            self.inq.pop(qi);
-            self.in_occ[qi] -= flits;
-            let xfer = flits as Time * self.xbar_flit;
-            self.xin_busy[ip] = now + xfer;
-            self.xout_busy[op] = now + xfer;
-            self.lru_clock += 1;
-            self.lru[qi] = self.lru_clock;
-            self.traversals += 1;
-            self.last_progress = now;
-            let host = self.topo.is_host_port(out_port);
-            if self.port_queued[op] == 0
-                && self.port_busy[op] <= now + xfer
-                && (host || self.credits[oi] >= flits)
-            {
+        let e = e as usize;
+        let (in_port, vc) = ((e / self.vcs) as u16, e % self.vcs);
+        let ip = self.pidx(router, in_port);
+        if self.xin_busy[ip] > now {
+            return Ok(Grant::No);
+        }
+        let qi = ip * self.vcs + vc;
+        let id = self.inq.front(qi).expect("waiting entry has a head packet");
+        let (out_port, out_vc, flits) = {
+            let p = self.pkts.get(id);
+            (p.out_port, p.out_vc as usize, p.flits as u32)
+        };
+        let op = self.pidx(router, out_port);
+        let oi = op * self.vcs + out_vc;
+        if self.xout_busy[op] > now || self.out_occ[oi] + flits > self.out_cap {
+            return Ok(Grant::No);
+        }
+        self.inq.pop(qi);
+        self.in_occ[qi] -= flits;
+        let xfer = flits as Time * self.xbar_flit;
+        self.xin_busy[ip] = now + xfer;
+        self.xout_busy[op] = now + xfer;
+        self.lru_clock += 1;
+        self.lru[qi] = self.lru_clock;
+        self.traversals += 1;
+        self.last_progress = now;
+        let host = self.topo.is_host_port(out_port);
+        let grant =
+            if self.port_queued[op] == 0 && self.port_busy[op] <= now + xfer && (host || self.credits.absorb(oi, now) >= flits) {
                 // Fast path: nothing is queued at the output and it is free when the transfer
                 // ends, so the packet starts on the link right then. Same timing as queueing it
                 // and sending at XBAR_DONE, one event fewer; the congestion signal counts it
                 // as used credits instead of output-buffer flits, so their sum is unchanged.
                 self.send_through(router, out_port, out_vc, id, flits, now + xfer);
-                granted_through = true;
+                Grant::Through
             } else {
                 self.out_occ[oi] += flits;
-                self.q.push(
-                    self.ch.xbar,
-                    Event {
-                        kind: XBAR_DONE,
-                        vc: out_vc as u8,
-                        port: out_port,
-                        a: router,
-                        b: id,
-                    },
-                );
-            }
-            self.return_credit(router, in_port, vc, flits);
-            if let Some(next) = self.inq.front(qi) {
-                self.route_head(router, in_port, vc, next)?;
-            }
+                self.q
+                    .push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
+                Grant::Queued
+            };
+        self.return_credit(router, in_port, vc, flits);
+        if let Some(next) = self.inq.front(qi) {
+            self.route_head(router, in_port, vc, next)?;
         }
-        w.retain(|&e| e != u16::MAX);
-        w.append(&mut self.waiting[r]);
-        self.waiting[r] = w;
-        // Fast-path grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
-        // free if anything is still waiting.
-        if granted_through && !self.waiting[r].is_empty() && !self.arb_wake_pending[r] {
-            self.arb_wake_pending[r] = true;
-            self.q.push(
-                self.ch.xbar,
-                Event {
-                    kind: ARB_WAKE,
-                    vc: 0,
-                    port: 0,
-                    a: router,
-                    b: 0,
-                },
-            );
-        }
-        Ok(())
+        Ok(grant)
     }
 
     /// Put a packet on the link of `port` at time `start` (≥ now) straight from the crossbar.
-    fn send_through(
-        &mut self,
-        router: u32,
-        port: u16,
-        vc: usize,
-        id: PacketId,
-        flits: u32,
-        start: Time,
-    ) {
+    fn send_through(&mut self, router: u32, port: u16, vc: usize, id: PacketId, flits: u32, start: Time) {
         let pi = self.pidx(router, port);
         let class = class_index(self.topo.class_of_port(port));
-        self.port_busy[pi] = start + flits as Time * self.ser_flit[class];
+        let ser = flits as Time * self.ser_flit[class];
+        self.port_busy[pi] = start + ser;
         if class == 0 {
-            self.q.push(
-                self.ch.deliver_through,
-                Event {
-                    kind: DELIVER,
-                    vc: 0,
-                    port,
-                    a: router,
-                    b: id,
-                },
-            );
+            self.deliver(id, start + ser + self.eject_lat);
         } else {
             let qi = pi * self.vcs + vc;
-            self.credits[qi] -= flits;
+            self.credits.take(qi, flits);
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
             let (pr, pp) = self.peer[pi];
-            self.q.push(
-                self.ch.arrive_through[class],
-                Event {
-                    kind: ARRIVE,
-                    vc: vc as u8,
-                    port: pp,
-                    a: pr,
-                    b: id,
-                },
-            );
+            self.q.push(self.ch.arrive_through[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
     }
 
+    /// The packet left input (port, vc): its credits travel back upstream. They are recorded
+    /// with their arrival time; only a sender blocked on credits gets a wake-up event.
     fn return_credit(&mut self, router: u32, in_port: u16, vc: usize, flits: u32) {
         if self.topo.is_host_port(in_port) {
-            let node = router * self.topo.p as u32 + in_port as u32;
-            if self.check {
-                self.nic_inflight_credits[node as usize] += flits;
+            let node = router as usize * self.topo.p + in_port as usize;
+            self.nic_credits.give_back(node, self.now + self.credit_lat[0], flits);
+            if self.nic_blocked[node] && !self.nic_wake[node] {
+                self.nic_blocked[node] = false;
+                self.nic_wake[node] = true;
+                self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0 });
             }
-            self.q.push(
-                self.ch.nic_credit,
-                Event {
-                    kind: NIC_CREDIT,
-                    vc: 0,
-                    port: 0,
-                    a: node,
-                    b: flits,
-                },
-            );
         } else {
             let (ur, up) = self.peer[self.pidx(router, in_port)];
             let class = class_index(self.topo.class_of_port(in_port));
-            if self.check {
-                let ui = self.qidx(ur, up, vc);
-                self.inflight_credits[ui] += flits;
+            let upi = self.pidx(ur, up);
+            self.credits.give_back(upi * self.vcs + vc, self.now + self.credit_lat[class], flits);
+            if self.credit_blocked[upi] && !self.port_wake[upi] {
+                self.credit_blocked[upi] = false;
+                self.port_wake[upi] = true;
+                self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
             }
-            self.q.push(
-                self.ch.credit[class],
-                Event {
-                    kind: CREDIT,
-                    vc: vc as u8,
-                    port: up,
-                    a: ur,
-                    b: flits,
-                },
-            );
         }
     }
 
-    fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) {
+    fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
         let qi = self.qidx(router, port, vc as usize);
         let pushed = self.outq.push(qi, id);
         debug_assert!(pushed, "output space was reserved at grant");
         let pi = self.pidx(router, port);
         self.port_queued[pi] += 1;
         if !self.waiting[router as usize].is_empty() {
-            self.request_arb(router);
+            self.request_arb(router)?;
         }
-        self.try_send(router, port);
+        self.try_send(router, port)
     }
 
     /// Output arbitration: round robin over VCs whose head packet fits the downstream credits.
-    fn try_send(&mut self, router: u32, port: u16) {
+    fn try_send(&mut self, router: u32, port: u16) -> Result<()> {
         let pi = self.pidx(router, port);
         let now = self.now;
         if self.port_busy[pi] > now {
             if !self.port_wake[pi] && self.port_queued[pi] > 0 {
                 self.port_wake[pi] = true;
                 // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
-                self.q.at(
-                    self.port_busy[pi],
-                    Event {
-                        kind: PORT_WAKE,
-                        vc: 0,
-                        port,
-                        a: router,
-                        b: 0,
-                    },
-                );
+                self.q.at(self.port_busy[pi], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
             }
-            return;
+            return Ok(());
         }
         if self.port_queued[pi] == 0 {
-            return;
+            return Ok(());
         }
         let host = self.topo.is_host_port(port);
         let vcs = self.vcs;
@@ -878,14 +735,25 @@ impl Simulation {
             let qi = pi * vcs + vc;
             if let Some(id) = self.outq.front(qi) {
                 let flits = self.pkts.get(id).flits as u32;
-                if host || self.credits[qi] >= flits {
+                if host || self.credits.absorb(qi, now) >= flits {
                     chosen = Some((vc, qi, id, flits));
                     break;
                 }
             }
         }
         let Some((vc, qi, id, flits)) = chosen else {
-            return;
+            // Every head waits for credits: wake at the earliest return on its way, or mark
+            // the port so that the next return wakes it.
+            let next = (0..vcs).filter(|&v| !self.outq.is_empty(pi * vcs + v)).filter_map(|v| self.credits.next_return(pi * vcs + v)).min();
+            match next {
+                Some(t) if !self.port_wake[pi] => {
+                    self.port_wake[pi] = true;
+                    self.q.at(t, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
+                }
+                Some(_) => {}
+                None => self.credit_blocked[pi] = true,
+            }
+            return Ok(());
         };
         self.outq.pop(qi);
         self.port_queued[pi] -= 1;
@@ -897,62 +765,42 @@ impl Simulation {
         let ser = flits as Time * self.ser_flit[class];
         self.port_busy[pi] = now + ser;
         if host {
-            self.q.push(
-                self.ch.deliver,
-                Event {
-                    kind: DELIVER,
-                    vc: 0,
-                    port,
-                    a: router,
-                    b: id,
-                },
-            );
+            self.deliver(id, now + ser + self.eject_lat);
         } else {
-            self.credits[qi] -= flits;
+            self.credits.take(qi, flits);
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
             let (pr, pp) = self.peer[pi];
-            self.q.push(
-                self.ch.arrive[class],
-                Event {
-                    kind: ARRIVE,
-                    vc: vc as u8,
-                    port: pp,
-                    a: pr,
-                    b: id,
-                },
-            );
+            self.q.push(self.ch.arrive[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
         // At most one pending wake per port: a send triggered by a credit or the crossbar while
         // a wake is pending must not add a second one (they would multiply under saturation).
         if self.port_queued[pi] > 0 && !self.port_wake[pi] {
             self.port_wake[pi] = true;
-            self.q.push(
-                self.ch.port_wake[class],
-                Event {
-                    kind: PORT_WAKE,
-                    vc: 0,
-                    port,
-                    a: router,
-                    b: 0,
-                },
-            );
+            self.q.push(self.ch.port_wake[class], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
         }
         if was_full && !self.waiting[router as usize].is_empty() {
-            self.request_arb(router); // output buffer space was freed
+            self.request_arb(router)?; // output buffer space was freed
         }
+        Ok(())
     }
 
-    fn on_deliver(&mut self, id: PacketId) -> Result<()> {
-        let now = self.now;
+    /// The packet started on its ejection link and reaches its node at `at`: record it now
+    /// (no event needed), unless that is past the end of the run.
+    fn deliver(&mut self, id: PacketId, at: Time) {
+        self.last_progress = self.now;
+        if at >= self.end {
+            return; // still in flight when the run stops
+        }
         let bytes = self.flit_bytes * self.pkts.get(id).flits as u64;
-        self.stats.on_deliver(now, self.pkts.get(id), bytes);
+        self.stats.on_deliver(at, self.pkts.get(id), bytes);
+        if self.tracing {
+            self.traced = Some((*self.pkts.get(id), at));
+        }
         self.in_network -= 1;
         self.delivered_total += 1;
-        self.last_progress = now;
         self.pkts.release(id);
-        Ok(())
     }
 
     // ---- Accessors for checks and tests -----------------------------------------------------

@@ -1,8 +1,10 @@
 //! Network state: packets and the per-router buffers, credits and ports the engine moves them
 //! through.
 
+pub mod credits;
 pub mod packet;
 pub mod ring;
 
+pub use credits::CreditLedger;
 pub use packet::{Packet, PacketArena, PacketId};
 pub use ring::RingPool;

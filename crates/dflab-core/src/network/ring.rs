@@ -13,12 +13,7 @@ pub struct RingPool {
 
 impl RingPool {
     pub fn new(queues: usize, cap: u32) -> RingPool {
-        RingPool {
-            cap,
-            data: vec![0; queues * cap as usize],
-            head: vec![0; queues],
-            len: vec![0; queues],
-        }
+        RingPool { cap, data: vec![0; queues * cap as usize], head: vec![0; queues], len: vec![0; queues] }
     }
 
     #[inline]
@@ -89,10 +84,7 @@ mod tests {
                 assert!(r.push(1, round * 10 + i));
             }
             assert!(!r.push(1, 99));
-            assert_eq!(
-                r.iter(1).collect::<Vec<_>>(),
-                (0..4).map(|i| round * 10 + i).collect::<Vec<_>>()
-            );
+            assert_eq!(r.iter(1).collect::<Vec<_>>(), (0..4).map(|i| round * 10 + i).collect::<Vec<_>>());
             for i in 0..4 {
                 assert_eq!(r.pop(1), Some(round * 10 + i));
             }

@@ -30,10 +30,7 @@ impl Routing for Minimal {
         if view.group == dst_group {
             in_destination_group(view, pkt, 1)
         } else {
-            Hop {
-                port: port_to_group(view, dst_group, rng),
-                vc: 0,
-            }
+            Hop { port: port_to_group(view, dst_group, rng), vc: 0 }
         }
     }
 }
@@ -54,11 +51,7 @@ mod tests {
             assert_eq!(path.len() as u32, net.topo.min_hops(sr, dr), "{src}->{dst}");
             let dg = net.topo.group_of(dr);
             for h in &path {
-                let want = if net.topo.group_of(h.router) == dg {
-                    1
-                } else {
-                    0
-                };
+                let want = if net.topo.group_of(h.router) == dg { 1 } else { 0 };
                 assert_eq!(h.vc, want);
             }
         }
@@ -71,9 +64,7 @@ mod tests {
         for (src, dst) in net.sample_pairs(2000, 2) {
             let path = walk(&net, &mut alg, src, dst, 3);
             assert!(path.len() <= 3);
-            let globals = path
-                .iter()
-                .filter(|h| net.topo.class_of_port(h.port) == crate::topology::LinkClass::Global);
+            let globals = path.iter().filter(|h| net.topo.class_of_port(h.port) == crate::topology::LinkClass::Global);
             assert!(globals.count() <= 1);
         }
     }

@@ -10,7 +10,7 @@ pub mod valiant;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::error::{Error, Result};
-use crate::network::Packet;
+use crate::network::{CreditLedger, Packet};
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -37,15 +37,12 @@ pub struct RouterView<'a> {
     pub vcs: usize,
     /// Flits in output buffers (including packets crossing the crossbar), per (router, port, VC).
     out_occ: &'a [u32],
-    /// Free downstream credits (flits), per (router, port, VC).
-    credits: &'a [u32],
-    /// Downstream input buffer capacity per VC (flits).
-    in_cap: u32,
+    /// Free downstream credits (flits), per (router, port, VC), with returns still in flight.
+    credits: &'a CreditLedger,
 }
 
 impl<'a> RouterView<'a> {
     /// `out_occ` and `credits` cover the whole network, indexed `(router*radix + port)*vcs + vc`.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         topo: &'a Topology,
         router: u32,
@@ -53,8 +50,7 @@ impl<'a> RouterView<'a> {
         now: Time,
         vcs: usize,
         out_occ: &'a [u32],
-        credits: &'a [u32],
-        in_cap: u32,
+        credits: &'a CreditLedger,
     ) -> RouterView<'a> {
         RouterView {
             topo,
@@ -66,7 +62,6 @@ impl<'a> RouterView<'a> {
             vcs,
             out_occ,
             credits,
-            in_cap,
         }
     }
 
@@ -74,7 +69,7 @@ impl<'a> RouterView<'a> {
     fn at(&self, router: u32, port: u16, vc: usize) -> u32 {
         let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
         // Ejection ports keep full credits, so their used credits are 0.
-        self.out_occ[i] + (self.in_cap - self.credits[i])
+        self.out_occ[i] + (self.credits.capacity() - self.credits.free_at(i, self.now))
     }
 
     /// Congestion signal of one output VC of this router: output-buffer flits plus used credits
@@ -137,10 +132,7 @@ impl Algorithm {
             "valn" | "val" | "valiant" => Ok(Algorithm::ValN),
             _ => Err(Error::config(
                 "routing.algorithm",
-                format!(
-                    "'{name}' is not allowed; allowed: {}",
-                    ALGORITHM_NAMES.join(", ")
-                ),
+                format!("'{name}' is not allowed; allowed: {}", ALGORITHM_NAMES.join(", ")),
             )),
         }
     }

@@ -59,27 +59,16 @@ pub fn port_to_router(view: &RouterView, target_index: u32) -> u16 {
 #[inline]
 pub fn in_destination_group(view: &RouterView, pkt: &Packet, vc: u8) -> Hop {
     if pkt.dst_router == view.router {
-        Hop {
-            port: view.topo.host_port_of_node(pkt.dst),
-            vc: 0,
-        }
+        Hop { port: view.topo.host_port_of_node(pkt.dst), vc: 0 }
     } else {
-        Hop {
-            port: port_to_router(view, view.topo.index_in_group(pkt.dst_router)),
-            vc,
-        }
+        Hop { port: port_to_router(view, view.topo.index_in_group(pkt.dst_router)), vc }
     }
 }
 
 /// A router drawn uniformly among those outside the source and destination groups, or None when
 /// there are fewer than three groups. Same distribution as the reference's rejection loop
 /// ("draw from all g·a routers until its group is neither", qadaptive-reference.md §2).
-pub fn random_intermediate_router(
-    view: &RouterView,
-    src_group: u32,
-    dst_group: u32,
-    rng: &mut Rng,
-) -> Option<u32> {
+pub fn random_intermediate_router(view: &RouterView, src_group: u32, dst_group: u32, rng: &mut Rng) -> Option<u32> {
     let topo = view.topo;
     let excluded: u32 = if src_group == dst_group { 1 } else { 2 };
     if topo.g as u32 <= excluded {
@@ -112,9 +101,7 @@ mod tests {
         let mut net = Net::new(4, 8, 4, 4);
         let gws: Vec<(u16, u16)> = net.topo.gateways(0, 1).to_vec();
         assert_eq!(gws.len(), 4);
-        let me = (0..8u32)
-            .find(|r| gws.iter().all(|g| g.0 as u32 != *r))
-            .unwrap();
+        let me = (0..8u32).find(|r| gws.iter().all(|g| g.0 as u32 != *r)).unwrap();
         let congested = net.topo.local_port(me, gws[0].0 as u32);
         for vc in 0..2 {
             net.set_used_credits(me, congested, vc, 15);

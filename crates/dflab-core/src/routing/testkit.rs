@@ -5,7 +5,7 @@ use rand::{Rng as _, SeedableRng};
 
 use super::{Hop, Rng, RouterView, Routing};
 use crate::config::{Arrangement, TopologyConfig};
-use crate::network::Packet;
+use crate::network::{CreditLedger, Packet};
 use crate::topology::Topology;
 
 pub struct Net {
@@ -14,7 +14,7 @@ pub struct Net {
     pub in_cap: u32,
     /// Per (router, port, vc).
     pub out_occ: Vec<u32>,
-    pub credits: Vec<u32>,
+    pub credits: CreditLedger,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -26,51 +26,28 @@ pub struct Step {
 
 impl Net {
     pub fn new(p: usize, a: usize, h: usize, l: usize) -> Net {
-        let topo = Topology::new(&TopologyConfig {
-            p,
-            a,
-            h,
-            g: None,
-            links_per_pair: l,
-            arrangement: Arrangement::Absolute,
-        })
-        .unwrap();
+        let topo =
+            Topology::new(&TopologyConfig { p, a, h, g: None, links_per_pair: l, arrangement: Arrangement::Absolute })
+                .unwrap();
         let vcs = 8;
         let n = topo.routers() * topo.radix * vcs;
-        Net {
-            topo,
-            vcs,
-            in_cap: 20,
-            out_occ: vec![0; n],
-            credits: vec![20; n],
-        }
+        Net { topo, vcs, in_cap: 20, out_occ: vec![0; n], credits: CreditLedger::new(n, 20) }
     }
 
     /// Make `flits` of congestion visible on (router, port, vc) as used credits.
     pub fn set_used_credits(&mut self, router: u32, port: u16, vc: usize, flits: u32) {
         let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
-        self.credits[i] = self.in_cap - flits;
+        self.credits.set_free(i, self.in_cap - flits);
     }
 
     pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {
-        RouterView::new(
-            &self.topo,
-            router,
-            in_port,
-            0,
-            self.vcs,
-            &self.out_occ,
-            &self.credits,
-            self.in_cap,
-        )
+        RouterView::new(&self.topo, router, in_port, 0, self.vcs, &self.out_occ, &self.credits)
     }
 
     pub fn sample_pairs(&self, n: usize, seed: u64) -> Vec<(u32, u32)> {
         let mut rng = Rng::seed_from_u64(seed);
         let nodes = self.topo.nodes() as u32;
-        (0..n)
-            .map(|_| (rng.gen_range(0..nodes), rng.gen_range(0..nodes)))
-            .collect()
+        (0..n).map(|_| (rng.gen_range(0..nodes), rng.gen_range(0..nodes))).collect()
     }
 
     pub fn packet(&self, src: u32, dst: u32) -> Packet {
@@ -83,13 +60,7 @@ pub fn walk(net: &Net, alg: &mut dyn Routing, src: u32, dst: u32, seed: u64) -> 
     walk_pkt(net, alg, src, dst, seed).0
 }
 
-pub fn walk_pkt(
-    net: &Net,
-    alg: &mut dyn Routing,
-    src: u32,
-    dst: u32,
-    seed: u64,
-) -> (Vec<Step>, Packet) {
+pub fn walk_pkt(net: &Net, alg: &mut dyn Routing, src: u32, dst: u32, seed: u64) -> (Vec<Step>, Packet) {
     let mut rng = Rng::seed_from_u64(seed);
     let mut pkt = net.packet(src, dst);
     let mut router = net.topo.router_of_node(src);
@@ -103,14 +74,8 @@ pub fn walk_pkt(
             return (path, pkt);
         }
         path.push(Step { router, port, vc });
-        assert!(
-            path.len() <= alg.max_hops() as usize,
-            "hop bound exceeded: {path:?}"
-        );
-        let (peer, pport) = net
-            .topo
-            .peer(router, port)
-            .expect("routed onto an unconnected port");
+        assert!(path.len() <= alg.max_hops() as usize, "hop bound exceeded: {path:?}");
+        let (peer, pport) = net.topo.peer(router, port).expect("routed onto an unconnected port");
         pkt.hops += 1;
         router = peer;
         in_port = pport;

@@ -13,6 +13,9 @@
 //! reference's rule); VALg uses its group. Packets whose source and destination share a group
 //! are routed minimally, as in the reference code (no local Valiant). With fewer than three
 //! groups there is no intermediate group and packets go minimal.
+//!
+//! The path after the source router is [`Layout::next_hop`]; the adaptive routings (UGALg,
+//! UGALn, UGAL-L, UGAL-G, PAR) reuse it with their own VC numbers once they have decided.
 
 use super::paths::{
     in_destination_group, port_to_group, port_to_router, random_intermediate_router,
@@ -21,39 +24,117 @@ use super::{Hop, Rng, RouterView, Routing};
 use crate::network::Packet;
 use crate::topology::Topology;
 
-const TO_INTERMEDIATE_GROUP: u8 = 0;
-const TO_INTERMEDIATE_ROUTER: u8 = 1;
-const TO_DESTINATION: u8 = 2;
+/// Routing phases written in `Packet::phase` by every routing that follows a [`Layout`].
+pub const TO_INTERMEDIATE_GROUP: u8 = 0;
+pub const TO_INTERMEDIATE_ROUTER: u8 = 1;
+pub const TO_DESTINATION: u8 = 2;
+
+/// The VC of each segment of a Valiant path. VCs only grow along a path, which is what makes
+/// the channel dependency graph acyclic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Valiant to a router (`Packet::inter_router` is visited) rather than to a group.
+    pub to_router: bool,
+    /// Source group up to and including the global hop into the intermediate group.
+    pub to_group: u8,
+    /// In the intermediate group, the local hop to the intermediate router.
+    pub to_inter_router: u8,
+    /// From the intermediate router (or group) to the destination group; also the minimal path
+    /// of the adaptive routings in the source group.
+    pub to_destination: u8,
+    /// Inside the destination group.
+    pub destination: u8,
+}
+
+/// VALn, UGALn and UGAL-L (qadaptive-reference.md §2 table).
+pub const LAYOUT_N: Layout = Layout {
+    to_router: true,
+    to_group: 0,
+    to_inter_router: 1,
+    to_destination: 2,
+    destination: 3,
+};
+
+/// VALg, UGALg and UGAL-G. `to_inter_router` is never used.
+pub const LAYOUT_G: Layout = Layout {
+    to_router: false,
+    to_group: 0,
+    to_inter_router: 0,
+    to_destination: 1,
+    destination: 2,
+};
+
+impl Layout {
+    pub fn vcs(&self) -> usize {
+        self.destination as usize + 1
+    }
+
+    /// Commit `pkt` to the Valiant path through router `ir`.
+    pub fn start_valiant(&self, topo: &Topology, pkt: &mut Packet, ir: u32) {
+        pkt.inter_group = topo.group_of(ir);
+        pkt.inter_router = ir;
+        pkt.phase = TO_INTERMEDIATE_GROUP;
+        pkt.nonminimal = true;
+    }
+
+    /// Every hop once the phase is set: toward the intermediate group, its router, then minimal
+    /// to the destination.
+    pub fn next_hop(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        let topo = view.topo;
+        let dst_group = topo.group_of(pkt.dst_router);
+        if view.group == dst_group {
+            return in_destination_group(view, pkt, self.destination);
+        }
+        if pkt.phase == TO_INTERMEDIATE_GROUP {
+            if view.group != pkt.inter_group {
+                return Hop {
+                    port: port_to_group(view, pkt.inter_group, rng),
+                    vc: self.to_group,
+                };
+            }
+            pkt.phase = if self.to_router {
+                TO_INTERMEDIATE_ROUTER
+            } else {
+                TO_DESTINATION
+            };
+        }
+        if pkt.phase == TO_INTERMEDIATE_ROUTER {
+            if view.router != pkt.inter_router {
+                return Hop {
+                    port: port_to_router(view, topo.index_in_group(pkt.inter_router)),
+                    vc: self.to_inter_router,
+                };
+            }
+            pkt.phase = TO_DESTINATION;
+        }
+        Hop {
+            port: port_to_group(view, dst_group, rng),
+            vc: self.to_destination,
+        }
+    }
+}
 
 pub struct Valiant {
-    to_router: bool,
+    layout: Layout,
 }
 
 impl Valiant {
     pub fn to_router(_topo: &Topology) -> Valiant {
-        Valiant { to_router: true }
+        Valiant { layout: LAYOUT_N }
     }
 
     pub fn to_group(_topo: &Topology) -> Valiant {
-        Valiant { to_router: false }
-    }
-
-    fn last_vc(&self) -> u8 {
-        if self.to_router {
-            3
-        } else {
-            2
-        }
+        Valiant { layout: LAYOUT_G }
     }
 }
 
 impl Routing for Valiant {
     fn vcs(&self) -> usize {
-        self.last_vc() as usize + 1
+        self.layout.vcs()
     }
 
     fn max_hops(&self) -> u32 {
-        if self.to_router {
+        if self.layout.to_router {
             6
         } else {
             5
@@ -67,42 +148,11 @@ impl Routing for Valiant {
             pkt.phase = TO_DESTINATION;
             if view.group != dst_group {
                 if let Some(ir) = random_intermediate_router(view, view.group, dst_group, rng) {
-                    pkt.inter_group = topo.group_of(ir);
-                    pkt.inter_router = ir;
-                    pkt.phase = TO_INTERMEDIATE_GROUP;
-                    pkt.nonminimal = true;
+                    self.layout.start_valiant(topo, pkt, ir);
                 }
             }
         }
-        if view.group == dst_group {
-            return in_destination_group(view, pkt, self.last_vc());
-        }
-        if pkt.phase == TO_INTERMEDIATE_GROUP {
-            if view.group != pkt.inter_group {
-                return Hop {
-                    port: port_to_group(view, pkt.inter_group, rng),
-                    vc: 0,
-                };
-            }
-            pkt.phase = if self.to_router {
-                TO_INTERMEDIATE_ROUTER
-            } else {
-                TO_DESTINATION
-            };
-        }
-        if pkt.phase == TO_INTERMEDIATE_ROUTER {
-            if view.router != pkt.inter_router {
-                return Hop {
-                    port: port_to_router(view, topo.index_in_group(pkt.inter_router)),
-                    vc: 1,
-                };
-            }
-            pkt.phase = TO_DESTINATION;
-        }
-        Hop {
-            port: port_to_group(view, dst_group, rng),
-            vc: self.last_vc() - 1,
-        }
+        self.layout.next_hop(view, pkt, rng)
     }
 }
 
@@ -121,10 +171,7 @@ mod tests {
             let (path, pkt) = crate::routing::testkit::walk_pkt(&net, &mut alg, src, dst, i as u64);
             assert!(path.len() <= 6);
             six += (path.len() == 6) as u32;
-            let (sg, dg) = (
-                net.topo.group_of(net.topo.router_of_node(src)),
-                net.topo.group_of(pkt.dst_router),
-            );
+            let (sg, dg) = (net.topo.group_of(net.topo.router_of_node(src)), net.topo.group_of(pkt.dst_router));
             if sg == dg {
                 assert!(!pkt.nonminimal && path.len() <= 1);
                 continue;
@@ -132,17 +179,11 @@ mod tests {
             assert!(pkt.nonminimal);
             assert!(pkt.inter_group != sg && pkt.inter_group != dg);
             // the packet is at the intermediate router after some hop (or arrives on it)
-            assert!(
-                path.iter().any(|h| h.router == pkt.inter_router),
-                "{src}->{dst}"
-            );
+            assert!(path.iter().any(|h| h.router == pkt.inter_router), "{src}->{dst}");
             // VCs never decrease along the path and follow the layout of the reference code
             let vcs: Vec<u8> = path.iter().map(|h| h.vc).collect();
             assert!(vcs.windows(2).all(|w| w[0] <= w[1]), "{vcs:?}");
-            let globals = path
-                .iter()
-                .filter(|h| net.topo.class_of_port(h.port) == LinkClass::Global)
-                .count();
+            let globals = path.iter().filter(|h| net.topo.class_of_port(h.port) == LinkClass::Global).count();
             assert_eq!(globals, 2);
             for h in &path {
                 let g = net.topo.group_of(h.router);
@@ -169,9 +210,7 @@ mod tests {
             let (path, pkt) = crate::routing::testkit::walk_pkt(&net, &mut alg, src, dst, i as u64);
             assert!(path.len() <= 5);
             if pkt.nonminimal {
-                assert!(path
-                    .iter()
-                    .any(|h| net.topo.group_of(h.router) == pkt.inter_group));
+                assert!(path.iter().any(|h| net.topo.group_of(h.router) == pkt.inter_group));
                 assert!(path.iter().all(|h| h.vc <= 2));
             }
         }

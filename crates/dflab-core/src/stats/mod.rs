@@ -168,9 +168,7 @@ impl Stats {
             w.lat_sum_ps += lat as u128;
             w.count += 1;
             w.minimal += (!pkt.nonminimal) as u64;
-            w.hist
-                .get_or_insert_with(|| hist(2))
-                .saturating_record(ns_bucket(lat));
+            w.hist.get_or_insert_with(|| hist(2)).saturating_record(ns_bucket(lat));
         }
     }
 
@@ -208,11 +206,7 @@ impl Stats {
             network_latency_p99_ns: q(&self.net_latency, 0.99),
             network_latency_max_ns: ps_to_ns(self.net_lat_max),
             hops_mean: self.hops_sum as f64 / d,
-            minimal_fraction: if self.delivered == 0 {
-                0.0
-            } else {
-                self.minimal as f64 / d
-            },
+            minimal_fraction: if self.delivered == 0 { 0.0 } else { self.minimal as f64 / d },
             packets_generated: self.generated,
             packets_delivered: self.delivered,
             ..Summary::default()
@@ -230,21 +224,9 @@ impl Stats {
             s.offered_load.push(w.gen_bytes as f64 / cap);
             s.accepted_load.push(w.del_bytes as f64 / cap);
             let c = w.count.max(1) as f64;
-            s.latency_mean_ns.push(if w.count == 0 {
-                f64::NAN
-            } else {
-                w.lat_sum_ps as f64 / c / 1000.0
-            });
-            s.latency_p99_ns.push(
-                w.hist
-                    .as_ref()
-                    .map_or(f64::NAN, |h| h.value_at_quantile(0.99) as f64),
-            );
-            s.minimal_fraction.push(if w.count == 0 {
-                f64::NAN
-            } else {
-                w.minimal as f64 / c
-            });
+            s.latency_mean_ns.push(if w.count == 0 { f64::NAN } else { w.lat_sum_ps as f64 / c / 1000.0 });
+            s.latency_p99_ns.push(w.hist.as_ref().map_or(f64::NAN, |h| h.value_at_quantile(0.99) as f64));
+            s.minimal_fraction.push(if w.count == 0 { f64::NAN } else { w.minimal as f64 / c });
             s.packets_delivered.push(w.count);
             s.in_measurement.push(start >= self.measure_start);
         }

@@ -20,19 +20,13 @@ pub struct Wiring {
 
 pub fn wire(arr: Arrangement, a: usize, h: usize, g: usize, l: usize) -> Result<Wiring> {
     let slots = g * a * h;
-    let mut w = Wiring {
-        peer: vec![(NONE, 0); slots],
-        group: vec![NONE; slots],
-    };
+    let mut w = Wiring { peer: vec![(NONE, 0); slots], group: vec![NONE; slots] };
     if g <= 1 {
         return Ok(w);
     }
     if arr == Arrangement::Circulant {
         if !h.is_multiple_of(2) {
-            return Err(Error::config(
-                "topology.arrangement",
-                format!("circulant needs an even h (h = {h})"),
-            ));
+            return Err(Error::config("topology.arrangement", format!("circulant needs an even h (h = {h})")));
         }
         if l != 1 || g != a * h + 1 {
             return Err(Error::config(
@@ -53,11 +47,7 @@ pub fn wire(arr: Arrangement, a: usize, h: usize, g: usize, l: usize) -> Result<
                 let (d, pr, pk) = match arr {
                     Arrangement::Circulant => {
                         let o = i / 2 + 1;
-                        let d = if k % 2 == 0 {
-                            (grp + o) % g
-                        } else {
-                            (grp + g - o % g) % g
-                        };
+                        let d = if k % 2 == 0 { (grp + o) % g } else { (grp + g - o % g) % g };
                         (d, r, k ^ 1)
                     }
                     _ => {

@@ -48,28 +48,16 @@ impl Topology {
     pub fn new(cfg: &TopologyConfig) -> Result<Topology> {
         let (p, a, h, l) = (cfg.p, cfg.a, cfg.h, cfg.links_per_pair);
         if p == 0 {
-            return Err(Error::config(
-                "topology.p",
-                "0 is out of range; allowed: an integer >= 1",
-            ));
+            return Err(Error::config("topology.p", "0 is out of range; allowed: an integer >= 1"));
         }
         if a == 0 {
-            return Err(Error::config(
-                "topology.a",
-                "0 is out of range; allowed: an integer >= 1",
-            ));
+            return Err(Error::config("topology.a", "0 is out of range; allowed: an integer >= 1"));
         }
         if l == 0 {
-            return Err(Error::config(
-                "topology.links_per_pair",
-                "0 is out of range; allowed: an integer >= 1",
-            ));
+            return Err(Error::config("topology.links_per_pair", "0 is out of range; allowed: an integer >= 1"));
         }
         if a > 4096 || h > 4096 || p > 4096 {
-            return Err(Error::config(
-                "topology",
-                "p, a and h must each be at most 4096",
-            ));
+            return Err(Error::config("topology", "p, a and h must each be at most 4096"));
         }
         let g = match cfg.g {
             Some(g) => g,
@@ -84,10 +72,7 @@ impl Topology {
             }
         };
         if g == 0 {
-            return Err(Error::config(
-                "topology.g",
-                "0 is out of range; allowed: an integer >= 1",
-            ));
+            return Err(Error::config("topology.g", "0 is out of range; allowed: an integer >= 1"));
         }
         let max_g = a * h / l + 1;
         if g > max_g {
@@ -101,17 +86,11 @@ impl Topology {
             ));
         }
         if g > 1 && h == 0 {
-            return Err(Error::config(
-                "topology.h",
-                "0 global ports per router cannot connect more than one group",
-            ));
+            return Err(Error::config("topology.h", "0 global ports per router cannot connect more than one group"));
         }
         let nodes = g * a * p;
         if nodes > (1 << 30) {
-            return Err(Error::config(
-                "topology",
-                format!("{nodes} nodes is more than dflab supports (2^30)"),
-            ));
+            return Err(Error::config("topology", format!("{nodes} nodes is more than dflab supports (2^30)")));
         }
         let wiring = arrangement::wire(cfg.arrangement, a, h, g, l)?;
         let mut gateways = vec![Vec::new(); g * g];
@@ -130,10 +109,7 @@ impl Topology {
                 if grp != d && gateways[grp * g + d].is_empty() {
                     return Err(Error::config(
                         "topology.arrangement",
-                        format!(
-                            "{:?} wiring leaves groups {grp} and {d} unconnected",
-                            cfg.arrangement
-                        ),
+                        format!("{:?} wiring leaves groups {grp} and {d} unconnected", cfg.arrangement),
                     ));
                 }
             }
@@ -273,9 +249,7 @@ impl Topology {
         self.gateways(gf, gt)
             .iter()
             .map(|&(r, k)| {
-                let (peer, _) = self
-                    .peer(gf * self.a as u32 + r as u32, self.first_global_port() + k)
-                    .unwrap();
+                let (peer, _) = self.peer(gf * self.a as u32 + r as u32, self.first_global_port() + k).unwrap();
                 (r as u32 != rf) as u32 + 1 + (self.index_in_group(peer) != rt) as u32
             })
             .min()

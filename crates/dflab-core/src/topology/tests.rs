@@ -2,22 +2,8 @@ use super::*;
 use crate::config::{Arrangement, TopologyConfig};
 use proptest::prelude::*;
 
-fn topo(
-    p: usize,
-    a: usize,
-    h: usize,
-    g: Option<usize>,
-    l: usize,
-    arr: Arrangement,
-) -> Result<Topology> {
-    Topology::new(&TopologyConfig {
-        p,
-        a,
-        h,
-        g,
-        links_per_pair: l,
-        arrangement: arr,
-    })
+fn topo(p: usize, a: usize, h: usize, g: Option<usize>, l: usize, arr: Arrangement) -> Result<Topology> {
+    Topology::new(&TopologyConfig { p, a, h, g, links_per_pair: l, arrangement: arr })
 }
 
 #[test]
@@ -105,12 +91,7 @@ fn check_wiring(t: &Topology) {
 
 #[test]
 fn every_arrangement_is_symmetric_on_canonical_shapes() {
-    for arr in [
-        Arrangement::Absolute,
-        Arrangement::Relative,
-        Arrangement::Palmtree,
-        Arrangement::Circulant,
-    ] {
+    for arr in [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree, Arrangement::Circulant] {
         let t = topo(2, 4, 2, None, 1, arr).unwrap();
         check_wiring(&t);
         assert_eq!(t.diameter(), 3, "{arr:?}");

@@ -24,13 +24,7 @@ pub struct Injector {
 
 impl Injector {
     pub fn new(process: Process, load: f64, slot: Time) -> Injector {
-        Injector {
-            process,
-            load,
-            slot,
-            ln_q: (1.0 - load).ln(),
-            period: slot as f64 / load,
-        }
+        Injector { process, load, slot, ln_q: (1.0 - load).ln(), period: slot as f64 / load }
     }
 
     /// Time of a node's first packet.
@@ -82,14 +76,8 @@ mod tests {
     fn both_processes_hit_the_offered_load() {
         for load in [0.05, 0.3, 0.5, 0.9, 1.0] {
             // 31k packets at load 1.0 down to 1.5k at 0.05: 5% covers Bernoulli noise.
-            assert!(
-                (rate(Process::Bernoulli, load) - load).abs() < 0.05 * load,
-                "{load}"
-            );
-            assert!(
-                (rate(Process::Periodic, load) - load).abs() < 0.001,
-                "{load}"
-            );
+            assert!((rate(Process::Bernoulli, load) - load).abs() < 0.05 * load, "{load}");
+            assert!((rate(Process::Periodic, load) - load).abs() < 0.001, "{load}");
         }
     }
 

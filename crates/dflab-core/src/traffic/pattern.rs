@@ -26,29 +26,17 @@ const ALLOWED: &str = "ur, adv+<i> (1 <= i < g), adv+h, perm";
 impl Pattern {
     pub fn parse(text: &str, topo: &Topology) -> Result<Pattern> {
         let s = text.trim().to_ascii_lowercase();
-        let bad = || {
-            Error::config(
-                "traffic.pattern",
-                format!("'{text}' is not allowed; allowed: {ALLOWED}"),
-            )
-        };
+        let bad = || Error::config("traffic.pattern", format!("'{text}' is not allowed; allowed: {ALLOWED}"));
         match s.as_str() {
             "ur" | "uniform" => Ok(Pattern::Uniform),
             "perm" | "permutation" => Ok(Pattern::Permutation),
             _ => {
                 let rest = s.strip_prefix("adv+").ok_or_else(bad)?;
-                let shift = if rest == "h" {
-                    topo.h
-                } else {
-                    rest.parse::<usize>().map_err(|_| bad())?
-                };
+                let shift = if rest == "h" { topo.h } else { rest.parse::<usize>().map_err(|_| bad())? };
                 if shift % topo.g == 0 {
                     return Err(Error::config(
                         "traffic.pattern",
-                        format!(
-                            "'{text}' sends every group to itself (g = {}); allowed: {ALLOWED}",
-                            topo.g
-                        ),
+                        format!("'{text}' sends every group to itself (g = {}); allowed: {ALLOWED}", topo.g),
                     ));
                 }
                 Ok(Pattern::Adversarial { shift })
@@ -68,18 +56,10 @@ pub struct PatternSampler {
 }
 
 impl PatternSampler {
-    pub fn new<R: Rng>(
-        pattern: Pattern,
-        topo: &Topology,
-        allow_self: bool,
-        rng: &mut R,
-    ) -> PatternSampler {
+    pub fn new<R: Rng>(pattern: Pattern, topo: &Topology, allow_self: bool, rng: &mut R) -> PatternSampler {
         let nodes = topo.nodes() as u32;
-        let perm = if pattern == Pattern::Permutation {
-            random_permutation(nodes, allow_self, rng)
-        } else {
-            Vec::new()
-        };
+        let perm =
+            if pattern == Pattern::Permutation { random_permutation(nodes, allow_self, rng) } else { Vec::new() };
         PatternSampler {
             pattern,
             nodes,
@@ -155,19 +135,10 @@ mod tests {
     fn parse_names_are_case_insensitive() {
         let t = topo();
         assert_eq!(Pattern::parse("UR", &t).unwrap(), Pattern::Uniform);
-        assert_eq!(
-            Pattern::parse("ADV+1", &t).unwrap(),
-            Pattern::Adversarial { shift: 1 }
-        );
-        assert_eq!(
-            Pattern::parse("adv+h", &t).unwrap(),
-            Pattern::Adversarial { shift: 2 }
-        );
+        assert_eq!(Pattern::parse("ADV+1", &t).unwrap(), Pattern::Adversarial { shift: 1 });
+        assert_eq!(Pattern::parse("adv+h", &t).unwrap(), Pattern::Adversarial { shift: 2 });
         assert!(Pattern::parse("adv+9", &t).is_err()); // g = 9
-        assert!(Pattern::parse("tornado", &t)
-            .unwrap_err()
-            .to_string()
-            .contains("allowed"));
+        assert!(Pattern::parse("tornado", &t).unwrap_err().to_string().contains("allowed"));
     }
 
     #[test]
@@ -185,10 +156,7 @@ mod tests {
         for (i, &c) in seen.iter().enumerate() {
             if i != 5 {
                 // 4.5 sigma band of a binomial with mean ~282: a fair sampler fails this ~never.
-                assert!(
-                    (c as f64 - expected).abs() < 4.5 * expected.sqrt(),
-                    "node {i}: {c}"
-                );
+                assert!((c as f64 - expected).abs() < 4.5 * expected.sqrt(), "node {i}: {c}");
             }
         }
     }

@@ -5,13 +5,7 @@ use dflab_core::{Experiment, SimResult};
 
 /// The HPDC'21 setup (`qadaptive-1056`) with the given routing, traffic and load, invariant
 /// checks on, and short windows (the tests' "reduced size" is in time, not in nodes).
-pub fn hpdc(
-    routing: &str,
-    pattern: &str,
-    load: f64,
-    warmup_us: f64,
-    measure_us: f64,
-) -> Experiment {
+pub fn hpdc(routing: &str, pattern: &str, load: f64, warmup_us: f64, measure_us: f64) -> Experiment {
     let mut e = Experiment::default();
     e.routing.algorithm = routing.into();
     e.traffic.pattern = pattern.into();
