@@ -1,0 +1,119 @@
+"""Python API: `simulate(...) -> Result`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from dflab import engine
+from dflab.config import Experiment
+from dflab.errors import UserError
+from dflab.loading import load_experiment, validate, with_overrides
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The engine's summary of one run; field names and units as in docs/config.md."""
+
+    offered_load: float
+    accepted_load: float
+    offered_gbps_per_node: float
+    accepted_gbps_per_node: float
+    accepted_total_gbps: float
+    latency_mean_ns: float
+    latency_p50_ns: float
+    latency_p95_ns: float
+    latency_p99_ns: float
+    latency_max_ns: float
+    network_latency_mean_ns: float
+    network_latency_p50_ns: float
+    network_latency_p95_ns: float
+    network_latency_p99_ns: float
+    network_latency_max_ns: float
+    hops_mean: float
+    minimal_fraction: float
+    packets_generated: int
+    packets_delivered: int
+    packets_in_flight_end: int
+    source_queue_end: int
+    sim_time_us: float
+    wall_s: float
+    events: int
+    router_traversals: int
+    ns_per_router_traversal: float
+    sim_us_per_wall_s: float
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [field.name for field in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Summary:
+        """From the engine's summary dict; extra keys are ignored, missing ones are an error."""
+        missing = [name for name in cls.field_names() if name not in data]
+        if missing:
+            raise RuntimeError(f"engine summary lacks fields: {', '.join(missing)}")
+        return cls(**{name: data[name] for name in cls.field_names()})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+SERIES_COLUMNS: tuple[str, ...] = (
+    "window_start_us",
+    "window_end_us",
+    "offered_load",
+    "accepted_load",
+    "latency_mean_ns",
+    "latency_p99_ns",
+    "minimal_fraction",
+    "packets_delivered",
+    "in_measurement",
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    summary: Summary
+    series: pl.DataFrame
+    hops_histogram: list[int]
+    config: dict[str, Any]
+
+    @classmethod
+    def from_engine(cls, raw: dict[str, Any]) -> Result:
+        return cls(
+            summary=Summary.from_dict(raw["summary"]),
+            series=series_frame(raw.get("series") or {}),
+            hops_histogram=[int(count) for count in raw.get("hops_histogram", [])],
+            config=raw.get("config", {}),
+        )
+
+
+def series_frame(columns: dict[str, list[Any]]) -> pl.DataFrame:
+    """The per-window series as a DataFrame, documented columns first."""
+    frame = pl.DataFrame(columns)
+    ordered = [c for c in SERIES_COLUMNS if c in frame.columns]
+    return frame.select(ordered + [c for c in frame.columns if c not in ordered])
+
+
+def as_experiment(config: Experiment | dict[str, Any] | str | Path) -> Experiment:
+    if isinstance(config, Experiment):
+        return config
+    if isinstance(config, dict):
+        return validate(Experiment, config)
+    if isinstance(config, str | Path):
+        return load_experiment(config)
+    raise UserError(f"cannot make an experiment from {type(config).__name__}")
+
+
+def simulate(config: Experiment | dict[str, Any] | str | Path, **overrides: Any) -> Result:
+    """Run one experiment.
+
+    `config` is an Experiment, a dict in the TOML structure, or a path to a TOML file;
+    `overrides` are dotted (`**{"traffic.load": 0.3}`) or nested (`routing={"algorithm": "VALn"}`).
+    """
+    experiment = with_overrides(as_experiment(config), overrides)
+    return Result.from_engine(engine.simulate(experiment.to_engine_json()))

@@ -1,0 +1,304 @@
+"""The `dflab` command line.
+
+Every user error ends as one `error: ...` line on stderr and exit status 2 (see `main`); results
+go to stdout, progress and notes to stderr, so `dflab run --json` prints exactly one JSON object.
+Heavy modules (polars, matplotlib, the engine) are imported inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from dflab import presets as preset_registry
+from dflab.errors import UserError
+from dflab.loading import SweepSpec, load_experiment_file, validate
+from dflab.loads import parse_loads
+
+app = typer.Typer(
+    name="dflab",
+    help="Dragonfly interconnect simulator and routing laboratory.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_USER_ERROR = 2
+EXIT_FAILED = 1
+
+ExperimentArg = Annotated[
+    Path | None,
+    typer.Argument(help="Experiment TOML file (optional with --preset).", show_default=False),
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override a config key, e.g. --set network.packet_flits=4 (repeatable).",
+    ),
+]
+PresetOpt = Annotated[
+    str | None, typer.Option("--preset", help="Start from a named preset (see 'dflab presets').")
+]
+RoutingOpt = Annotated[str | None, typer.Option("--routing", help="routing.algorithm")]
+
+
+def _out() -> Console:
+    console = Console()
+    # Piped or redirected output has no width; don't squeeze tables into 80 columns.
+    return console if console.is_terminal else Console(width=160)
+
+
+def _err() -> Console:
+    return Console(stderr=True)
+
+
+def _shortcuts(**values: Any) -> dict[str, Any]:
+    """CLI shortcut flags -> dotted config keys; flags not given change nothing."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _split(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(item) for item in _split(text)]
+    except ValueError:
+        raise UserError(f"--seeds {text!r}: expected integers, e.g. 1,2,3") from None
+
+
+@app.command()
+def run(
+    experiment: ExperimentArg = None,
+    set_: SetOpt = None,
+    preset: PresetOpt = None,
+    routing: RoutingOpt = None,
+    traffic: Annotated[str | None, typer.Option(help="traffic.pattern")] = None,
+    load: Annotated[float | None, typer.Option(help="traffic.load")] = None,
+    warmup_us: Annotated[float | None, typer.Option(help="run.warmup_us")] = None,
+    measure_us: Annotated[float | None, typer.Option(help="run.measure_us")] = None,
+    seed: Annotated[int | None, typer.Option(help="seed")] = None,
+    check: Annotated[bool, typer.Option("--check", help="run.check = true")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    series_out: Annotated[
+        Path | None, typer.Option(help="Write the per-window series (.csv or .parquet).")
+    ] = None,
+) -> None:
+    """Run one experiment and print its summary."""
+    if series_out is not None and series_out.suffix not in (".csv", ".parquet"):
+        raise UserError(f"--series-out '{series_out}': use a .csv or .parquet file name")
+    fields = _shortcuts(
+        **{
+            "routing.algorithm": routing,
+            "traffic.pattern": traffic,
+            "traffic.load": load,
+            "run.warmup_us": warmup_us,
+            "run.measure_us": measure_us,
+            "seed": seed,
+            "run.check": True if check else None,
+        }
+    )
+    exp, _ = load_experiment_file(experiment, set_ or [], preset, fields)
+
+    from dflab import engine
+    from dflab.api import Result
+    from dflab.report import summary_table, to_json
+
+    err = _err()
+    try:
+        if err.is_terminal:
+            with err.status(f"simulating {exp.label()} ..."):
+                raw = engine.simulate(exp.to_engine_json())
+        else:
+            raw = engine.simulate(exp.to_engine_json())
+    except RuntimeError as exc:
+        if engine.is_deadlock(exc):
+            # A simulation outcome (e.g. too few VCs), not a usage error: exit 1.
+            message = str(exc)
+            if not message.startswith("deadlock"):
+                message = f"deadlock: {message}"
+            print(f"error: {message}", file=sys.stderr)
+            raise typer.Exit(EXIT_FAILED) from None
+        raise
+    result = Result.from_engine(raw)
+    if series_out is not None:
+        series_out.parent.mkdir(parents=True, exist_ok=True)
+        if series_out.suffix == ".csv":
+            result.series.write_csv(series_out)
+        else:
+            result.series.write_parquet(series_out)
+        err.print(f"series written to {series_out}")
+    if json_out:
+        print(to_json(result.summary.to_dict()))
+    else:
+        title = f"{exp.name + ': ' if exp.name else ''}{exp.label()}"
+        _out().print(summary_table(result.summary.to_dict(), title))
+
+
+@app.command()
+def sweep(
+    experiment: ExperimentArg = None,
+    loads: Annotated[
+        str | None,
+        typer.Option(help="Offered loads: a range 0.1:0.9:0.1 (end included) or a list 0.2,0.5."),
+    ] = None,
+    routings: Annotated[str | None, typer.Option(help="Comma list, e.g. MIN,VALn.")] = None,
+    traffics: Annotated[str | None, typer.Option(help="Comma list, e.g. ur,adv+1.")] = None,
+    seeds: Annotated[str | None, typer.Option(help="Comma list of seeds.")] = None,
+    jobs: Annotated[int, typer.Option(help="Points run in parallel.")] = os.cpu_count() or 1,
+    out: Annotated[
+        Path | None, typer.Option(help="Result directory (default: results/NAME or file stem).")
+    ] = None,
+    set_: SetOpt = None,
+    preset: PresetOpt = None,
+) -> None:
+    """Run routings x traffics x loads x seeds, resuming from what the result store holds."""
+    if jobs < 1:
+        raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
+    base, spec = load_experiment_file(experiment, set_ or [], preset)
+    given: dict[str, Any] = {}
+    if loads is not None:
+        given["loads"] = parse_loads(loads)
+    if routings is not None:
+        given["routings"] = _split(routings)
+    if traffics is not None:
+        given["traffics"] = _split(traffics)
+    if seeds is not None:
+        given["seeds"] = _seeds(seeds)
+    try:
+        spec = validate(SweepSpec, {**spec.model_dump(exclude_none=True), **given})
+    except UserError as exc:
+        raise UserError(f"sweep.{exc.message}") from None
+
+    from dflab.report import sweep_table
+    from dflab.store import Store
+    from dflab.sweep import expand, run_sweep
+
+    label = base.name or (experiment.stem if experiment is not None else base.preset)
+    store = Store(out if out is not None else Path("results") / str(label))
+    points = expand(base, spec)
+    err = _err()
+    err.print(f"sweep: {len(points)} points, {jobs} jobs, results in {store.root}")
+    outcome = run_sweep(points, store, jobs=jobs, console=err)
+    if outcome.skipped:
+        err.print(f"{outcome.skipped} points were already done (resumed)")
+
+    wanted = {point.key for point in points}
+    records = [record for record in store.points() if record["hash"] in wanted]
+    order = {point.key: index for index, point in enumerate(points)}
+    records.sort(key=lambda record: order[record["hash"]])
+    show_seed = len({point.coords["seed"] for point in points}) > 1
+    if records:
+        _out().print(sweep_table(records, show_seed))
+    print(f"summary: {store.root / 'summary.csv'}", file=sys.stderr)
+    if outcome.failures:
+        for point, message in outcome.failures:
+            print(f"failed: {point.label()}: {message}", file=sys.stderr)
+        print(
+            f"error: {len(outcome.failures)} of {len(points)} points failed "
+            "(rerun the same command to retry them)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def plot(
+    directory: Annotated[Path, typer.Argument(help="Result directory of a sweep.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output PNG (default: DIR/latency_throughput.png).")
+    ] = None,
+    p99: Annotated[bool, typer.Option("--p99", help="Add p99 latency as dashed lines.")] = False,
+    pdf: Annotated[bool, typer.Option("--pdf", help="Also write a PDF next to the PNG.")] = False,
+) -> None:
+    """Plot latency and accepted load vs offered load from a result directory."""
+    from dflab.plots import plot_store
+
+    for path in plot_store(directory, out, p99=p99, pdf=pdf):
+        print(f"plot: {path}")
+
+
+@app.command()
+def info(
+    experiment: ExperimentArg = None,
+    preset: PresetOpt = None,
+    set_: SetOpt = None,
+    routing: RoutingOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Topology facts of an experiment: routers, nodes, radix, links, diameter, VCs."""
+    from dflab import engine
+    from dflab.report import key_value_table, to_json
+
+    fields = _shortcuts(**{"routing.algorithm": routing})
+    exp, _ = load_experiment_file(experiment, set_ or [], preset, fields)
+    facts = engine.topology_info(exp.to_engine_json())
+    if json_out:
+        print(to_json(facts))
+    else:
+        title = f"{exp.topology.label()} {exp.topology.arrangement}, {exp.routing.algorithm}"
+        _out().print(key_value_table(facts, title))
+
+
+@app.command()
+def bench(
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(metavar="NAME", help="Scenario to run (repeatable; default: all)."),
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Much shorter windows.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON list.")] = False,
+) -> None:
+    """Fixed performance scenarios, each in a fresh process (peak RSS per scenario)."""
+    from dflab.bench import FIELDS, run_bench
+    from dflab.report import rows_table, to_json
+
+    rows = run_bench(scenario or None, quick=quick)
+    if json_out:
+        print(to_json(rows))
+    else:
+        _out().print(rows_table(rows, FIELDS, "dflab bench" + (" (quick)" if quick else "")))
+
+
+@app.command()
+def presets() -> None:
+    """List the named presets."""
+    from dflab.config import Experiment
+
+    for name in preset_registry.names():
+        topology = validate(Experiment, {"preset": name}).topology
+        print(f"{name}\t{topology.label()}\t{topology.nodes} nodes\t{topology.arrangement}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors and usage errors -> one stderr line, exit 2, no traceback."""
+    try:
+        result = app(args=argv, prog_name="dflab", standalone_mode=False)
+    except UserError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except typer.TyperException as exc:
+        # Usage errors (unknown option, bad option value, missing argument).
+        message = " ".join(exc.format_message().split())
+        if message:  # empty when the help was shown for a bare `dflab`
+            print(f"error: {message}", file=sys.stderr)
+        return getattr(exc, "exit_code", EXIT_USER_ERROR) or EXIT_USER_ERROR
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

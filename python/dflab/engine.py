@@ -1,0 +1,67 @@
+"""The only module that talks to the compiled engine (`dflab._core`).
+
+It is imported lazily so that config validation, the CLI's error paths and the result store
+work (and are testable) without a compiled engine. Engine `ConfigError`s become UserErrors;
+deadlocks and invariant failures keep their own types.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from dflab.errors import UserError
+
+
+def _core() -> ModuleType:
+    try:
+        from dflab import _core
+    except ImportError as exc:
+        raise UserError(
+            f"the dflab engine is not built ({exc}); run scripts/setup.sh or "
+            "'maturin develop --release'"
+        ) from None
+    return _core
+
+
+def has(function: str) -> bool:
+    """Whether the compiled engine exists and provides `function`."""
+    try:
+        return hasattr(_core(), function)
+    except UserError:
+        return False
+
+
+def _call(function: str, config_json: str) -> Any:
+    core = _core()
+    if not hasattr(core, function):
+        raise UserError(f"the dflab engine has no '{function}' yet; rebuild it")
+    config_error = getattr(core, "ConfigError", None)
+    try:
+        return getattr(core, function)(config_json)
+    except Exception as exc:
+        # The engine re-validates; what it rejects is the user's input, not a bug.
+        if config_error is not None and isinstance(exc, config_error):
+            raise UserError(str(exc)) from None
+        raise
+
+
+def simulate(config_json: str) -> dict[str, Any]:
+    return _call("simulate", config_json)
+
+
+def topology_info(config_json: str) -> dict[str, Any]:
+    return _call("topology_info", config_json)
+
+
+def validate(config_json: str) -> dict[str, Any]:
+    return _call("validate", config_json)
+
+
+def is_deadlock(exc: BaseException) -> bool:
+    """Whether `exc` is the engine's DeadlockError (the watchdog fired)."""
+    try:
+        error = getattr(_core(), "DeadlockError", None)
+    except UserError:
+        return False
+    return error is not None and isinstance(exc, error)

@@ -1,0 +1,48 @@
+"""Picklable fake engine runners (module level, so spawn workers can import them)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from dflab.api import SERIES_COLUMNS, Summary
+
+
+def fake_result(config_json: str) -> dict[str, Any]:
+    """An engine-shaped result whose numbers follow the config: a network that saturates at
+    0.6 (MIN) or 0.45 (others), latency growing towards saturation."""
+    config = json.loads(config_json)
+    load = config["traffic"]["load"]
+    cap = 0.6 if config["routing"]["algorithm"] == "MIN" else 0.45
+    accepted = min(load, cap)
+    latency = 1000.0 / max(1e-3, 1.0 - load / (cap + 0.5))
+    summary: dict[str, Any] = {}
+    for name in Summary.field_names():
+        kind = Summary.__dataclass_fields__[name].type
+        summary[name] = 7 if kind == "int" else 1.5
+    summary.update(
+        offered_load=load,
+        accepted_load=accepted,
+        latency_mean_ns=latency,
+        latency_p99_ns=3 * latency,
+        hops_mean=2.5,
+        minimal_fraction=1.0 if config["routing"]["algorithm"] == "MIN" else 0.1,
+    )
+    series = {column: [0.0, 1.0] for column in SERIES_COLUMNS}
+    series["in_measurement"] = [False, True]
+    series["packets_delivered"] = [3, 4]
+    return {"summary": summary, "series": series, "hops_histogram": [0, 1, 2], "config": config}
+
+
+def fail_at_half_load(config_json: str) -> dict[str, Any]:
+    if json.loads(config_json)["traffic"]["load"] == 0.5:
+        raise RuntimeError("deadlock at router 3 port 2 vc 0")
+    return fake_result(config_json)
+
+
+def die_at_half_load(config_json: str) -> dict[str, Any]:
+    """Kills its worker process outright (as a segfault or the OOM killer would)."""
+    if json.loads(config_json)["traffic"]["load"] == 0.5:
+        os._exit(1)
+    return fake_result(config_json)

@@ -1,0 +1,87 @@
+"""Test helpers: the CLI in a subprocess, tiny experiments, engine availability, executors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import Executor, Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dflab import engine
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Tests that need the compiled engine are skipped only when `_core.simulate` is missing.
+requires_engine = pytest.mark.skipif(
+    not engine.has("simulate"), reason="dflab._core.simulate is not available (engine not built)"
+)
+
+# dfly(2,4,2,9): 36 nodes, a run takes milliseconds.
+TINY_TOML = """\
+name = "tiny"
+seed = 3
+
+[topology]
+p = 2
+a = 4
+h = 2
+g = 9
+
+[traffic]
+pattern = "ur"
+load = 0.3
+
+[run]
+warmup_us = 2.0
+measure_us = 5.0
+"""
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m dflab ARGS` in a fresh interpreter, as a user would run it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
+    env["COLUMNS"] = "200"  # keep rich tables on one line per row
+    return subprocess.run(
+        [sys.executable, "-m", "dflab", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def assert_user_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """Exit 2, exactly one stderr line 'error: ...' containing every needle, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: "), lines[0]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert proc.stdout == ""
+    return lines[0]
+
+
+class InlineExecutor(Executor):
+    """Runs each submission at once in this process: sweeps without process start-up, and a
+    runner raising BaseException aborts the sweep the way a killed process would."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+def inline_executor(jobs: int) -> Executor:
+    return InlineExecutor()

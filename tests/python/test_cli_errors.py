@@ -1,0 +1,85 @@
+"""User errors through the real CLI: exit 2, one `error:` line naming the field, no traceback.
+
+None of these reach the engine, so they run with or without a compiled `_core`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_user_error, run_cli
+
+
+def _file(tmp_path: Path, text: str, name: str = "exp.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("toml", "needles"),
+    [
+        ("[topology]\nextra = 1\n", ["topology.extra: unknown key", "links_per_pair"]),
+        ("[topology]\np = 'four'\n", ["topology.p", "'four'", "expected an integer"]),
+        ("[traffic]\nload = 1.5\n", ["traffic.load", "1.5", "out of range", "<= 1"]),
+        ("[traffic]\npattern = 'foo'\n", ["traffic.pattern", "'foo'", "adv+<i>"]),
+        ("[routing]\nalgorithm = 'UGAL'\n", ["routing.algorithm", "MIN, VALg, VALn"]),
+        ("[topology]\narrangement = 'zig'\n", ["topology.arrangement", "palmtree"]),
+        ("preset = 'nope'\n", ["preset", "'nope'", "qadaptive-1056"]),
+        ("[sweep]\nloads = [0.5, 2.0]\n", ["sweep.loads.1", "2.0"]),
+    ],
+)
+def test_bad_config_file(tmp_path: Path, toml: str, needles: list[str]) -> None:
+    assert_user_error(run_cli("run", _file(tmp_path, toml)), *needles)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    proc = run_cli("run", "x.toml", cwd=tmp_path)
+    line = assert_user_error(proc)
+    assert line == "error: experiment file 'x.toml' not found"
+
+
+def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    path = _file(tmp_path, "seed = 1\n[run]\nwarmup_us = = 3\n", "broken.toml")
+    assert_user_error(run_cli("run", path), "broken.toml", "invalid TOML", "line 3")
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["run", "--preset", "qadaptive-1056", "--set", "network.packet_flits=0"],
+         ["network.packet_flits: 0 is out of range"]),
+        (["run", "--preset", "qadaptive-1056", "--set", "network.flitbytes=4"],
+         ["network.flitbytes: unknown key", "flit_bytes"]),
+        (["run", "--preset", "qadaptive-1056", "--set", "nokey"], ["--set", "key=value"]),
+        (["run", "--preset", "qadaptive-1056", "--load", "2"], ["traffic.load", "out of range"]),
+        (["run", "--preset", "qadaptive-1056", "--routing", "bogus"], ["routing.algorithm"]),
+        (["run", "--preset", "qadaptive-1056", "--traffic", "adv+40"], ["traffic.pattern"]),
+        (["run", "--preset", "nope"], ["preset", "qadaptive-2550"]),
+        (["run"], ["experiment file or --preset"]),
+        (["run", "--preset", "qadaptive-1056", "--series-out", "s.txt"], ["--series-out"]),
+        (["sweep", "--preset", "qadaptive-1056", "--loads", "0.1:0.9"], ["--loads"]),
+        (["sweep", "--preset", "qadaptive-1056", "--routings", "MIN,nope"],
+         ["sweep.routings.1", "'nope'"]),
+        (["sweep", "--preset", "qadaptive-1056", "--seeds", "1,x"], ["--seeds"]),
+        (["sweep", "--preset", "qadaptive-1056", "--jobs", "0"], ["--jobs"]),
+        (["plot", "no-such-dir"], ["no-such-dir", "not found"]),
+        (["bench", "--scenario", "nope", "--quick"],
+         ["unknown scenario", "qadaptive-1056-ur0.5-MIN"]),
+        (["run", "--no-such-option"], ["--no-such-option"]),
+        (["run", "--preset", "qadaptive-1056", "--load", "abc"], ["--load", "valid number"]),
+        (["frobnicate"], ["frobnicate"]),
+    ],
+)  # fmt: skip
+def test_bad_command_lines(tmp_path: Path, args: list[str], needles: list[str]) -> None:
+    assert_user_error(run_cli(*args, cwd=tmp_path), *needles)
+
+
+def test_presets_command_lists_every_preset() -> None:
+    proc = run_cli("presets")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["qadaptive-1056", "qadaptive-2550"]
+    assert "dfly(4,8,4,33)\t1056 nodes" in lines[0]

@@ -1,0 +1,207 @@
+"""Experiment models: documented defaults, normalisation, validation messages, presets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dflab import presets
+from dflab.config import ROUTING_ALGORITHMS, Experiment
+from dflab.errors import UserError
+from dflab.loading import (
+    load_experiment,
+    load_experiment_file,
+    preset,
+    validate,
+    with_overrides,
+)
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    data = json.loads(Experiment().to_engine_json())
+    assert data == {
+        "name": "",
+        "seed": 1,
+        "topology": {
+            "p": 4, "a": 8, "h": 4, "g": 33, "links_per_pair": 1, "arrangement": "absolute",
+        },
+        "network": {
+            "flit_bytes": 128, "packet_flits": 1,
+            "host_bw_gbps": 4.0, "local_bw_gbps": 4.0, "global_bw_gbps": 4.0,
+            "xbar_bw_gbps": 40.0, "input_buffer_flits": 20, "output_buffer_flits": 20,
+            "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
+            "input_latency_ns": 10.0, "output_latency_ns": 10.0,
+        },
+        "routing": {"algorithm": "MIN", "vcs": None},
+        "traffic": {"pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False},
+        "run": {
+            "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,
+            "watchdog_us": 50.0,
+        },
+    }  # fmt: skip
+
+
+def test_engine_json_has_no_preset_key() -> None:
+    data = json.loads(preset("qadaptive-1056").to_engine_json())
+    assert "preset" not in data
+
+
+@pytest.mark.parametrize(
+    ("topology", "groups"),
+    [({"a": 4, "h": 2}, 9), ({"a": 8, "h": 4, "links_per_pair": 2}, 17), ({"h": 0}, 1)],
+)
+def test_groups_default_to_the_canonical_maximum(topology: dict, groups: int) -> None:
+    assert validate(Experiment, {"topology": topology}).topology.g == groups
+
+
+def test_computed_groups_follow_later_overrides() -> None:
+    # g was never given, so changing a must recompute it rather than keep the old 33.
+    assert with_overrides(Experiment(), {"topology.a": 4}).topology.g == 17
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"), [("min", "MIN"), ("valn", "VALn"), ("VALG", "VALg")]
+)
+def test_routing_names_are_case_insensitive(given: str, canonical: str) -> None:
+    assert canonical in ROUTING_ALGORITHMS
+    experiment = validate(Experiment, {"routing": {"algorithm": given}})
+    assert experiment.routing.algorithm == canonical
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [("UR", "ur"), ("ADV+1", "adv+1"), ("adv+07", "adv+7"), ("Adv+H", "adv+h"), ("PERM", "perm")],
+)
+def test_patterns_are_normalised(given: str, canonical: str) -> None:
+    assert validate(Experiment, {"traffic": {"pattern": given}}).traffic.pattern == canonical
+
+
+def _message(data: dict) -> str:
+    with pytest.raises(UserError) as info:
+        validate(Experiment, data)
+    return info.value.message
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            {"topology": {"extra": 1}},
+            "topology.extra: unknown key; allowed keys: p, a, h, g, links_per_pair, arrangement",
+        ),
+        ({"traffic": {"pattern": "foo"}}, "traffic.pattern: 'foo' is not allowed; allowed: ur, "
+         "adv+<i>, adv+h, perm"),
+        ({"traffic": {"pattern": "adv+0"}}, "traffic.pattern: 'adv+0' is not allowed"),
+        ({"traffic": {"load": 1.5}}, "traffic.load: 1.5 is out of range; allowed: > 0 and <= 1"),
+        ({"traffic": {"load": 0.0}}, "traffic.load: 0.0 is out of range"),
+        ({"topology": {"p": "4"}}, "topology.p: '4' has the wrong type; expected an integer"),
+        ({"topology": {"p": 4.0}}, "topology.p: 4.0 has the wrong type; expected an integer"),
+        ({"run": {"check": 1}}, "run.check: 1 has the wrong type; expected true or false"),
+        ({"topology": 3}, "topology: 3 has the wrong type; expected a table"),
+        ({"topology": {"p": 0}}, "topology.p: 0 is out of range; allowed: >= 1"),
+        ({"routing": {"vcs": 0}}, "routing.vcs: 0 is out of range; allowed: >= 1"),
+        ({"topology": {"g": 40}}, "topology.g: 40 is out of range; allowed: 1..33"),
+        ({"topology": {"arrangement": "zigzag"}}, "topology.arrangement: 'zigzag' is not allowed; "
+         "allowed: absolute, relative, palmtree, circulant"),
+        ({"traffic": {"process": "poisson"}}, "traffic.process: 'poisson' is not allowed; "
+         "allowed: bernoulli, periodic"),
+        ({"routing": {"algorithm": "UGAL"}}, "routing.algorithm: 'UGAL' is not allowed; allowed: "
+         "MIN, VALg, VALn"),
+        ({"traffic": {"pattern": "adv+33"}}, "traffic.pattern: 'adv+33' is out of range; allowed: "
+         "adv+1..adv+32"),
+        ({"network": {"packet_flits": 4, "input_buffer_flits": 3}},
+         "network.input_buffer_flits: 3 is out of range; allowed: >= packet_flits (4)"),
+        ({"seed": -1}, "seed: -1 is out of range"),
+        ({"network": {"host_latency_ns": float("inf")}},
+         "network.host_latency_ns: inf is not allowed; allowed: a finite number"),
+        ({"routing": {"vcs": 65}}, "routing.vcs: 65 is out of range; allowed: >= 1 and <= 64"),
+        ({"bogus": 1}, "bogus: unknown key; allowed keys: name, preset, seed, topology"),
+    ],
+)  # fmt: skip
+def test_validation_messages_name_field_value_and_allowed(data: dict, expected: str) -> None:
+    assert _message(data).startswith(expected)
+
+
+def test_several_problems_are_counted_in_one_line() -> None:
+    message = _message({"topology": {"p": 0, "a": 0}})
+    assert "\n" not in message
+    assert "(and 1 more problem)" in message
+
+
+def test_presets_registry_and_paper_parameters() -> None:
+    assert presets.names() == ["qadaptive-1056", "qadaptive-2550"]
+    small, large = preset("qadaptive-1056"), preset("qadaptive-2550")
+    assert (small.topology.label(), small.topology.nodes) == ("dfly(4,8,4,33)", 1056)
+    assert (large.topology.label(), large.topology.nodes) == ("dfly(5,10,5,51)", 2550)
+    for experiment in (small, large):
+        net = experiment.network
+        assert (net.flit_bytes, net.packet_flits) == (128, 1)
+        assert {net.host_bw_gbps, net.local_bw_gbps, net.global_bw_gbps} == {4.0}
+        assert net.xbar_bw_gbps == 40.0
+        assert (net.input_buffer_flits, net.output_buffer_flits) == (20, 20)
+        assert (net.host_latency_ns, net.local_latency_ns, net.global_latency_ns) == (
+            10.0, 30.0, 300.0,
+        )  # fmt: skip
+        assert (net.input_latency_ns, net.output_latency_ns) == (10.0, 10.0)
+        assert experiment.topology.arrangement == "absolute"
+
+
+def test_unknown_preset_lists_the_allowed_names() -> None:
+    with pytest.raises(UserError, match=r"preset: 'nope' is not allowed; allowed: qadaptive-1056"):
+        preset("nope")
+
+
+def test_preset_overrides_dotted_and_nested() -> None:
+    experiment = preset("qadaptive-2550", **{"traffic.load": 0.25}, routing={"algorithm": "valn"})
+    assert experiment.traffic.load == 0.25
+    assert experiment.routing.algorithm == "VALn"
+    assert experiment.topology.p == 5  # untouched preset field
+
+
+def test_file_over_preset_then_set_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        'preset = "qadaptive-1056"\n[network]\npacket_flits = 2\n[traffic]\nload = 0.7\n'
+    )
+    experiment = load_experiment(path, ["network.input_buffer_flits=40", "routing.algorithm=VALn"])
+    assert experiment.preset == "qadaptive-1056"
+    assert experiment.network.packet_flits == 2  # file over preset
+    assert experiment.network.input_buffer_flits == 40  # --set over file
+    assert experiment.network.output_buffer_flits == 20  # preset, deep-merged
+    assert experiment.network.global_latency_ns == 300.0
+    assert experiment.traffic.load == 0.7
+    assert experiment.routing.algorithm == "VALn"
+
+
+def test_sweep_table_is_split_off(tmp_path: Path) -> None:
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        '[traffic]\nload = 0.2\n[sweep]\nloads = "0.1:0.3:0.1"\nroutings = ["min", "VALN"]\n'
+        'traffics = ["ADV+1"]\nseeds = [1, 2]\n'
+    )
+    experiment, spec = load_experiment_file(path)
+    assert experiment.traffic.load == 0.2
+    assert spec.loads == [0.1, 0.2, 0.3]
+    assert spec.routings == ["MIN", "VALn"]
+    assert spec.traffics == ["adv+1"]
+    assert spec.seeds == [1, 2]
+    # load_experiment ignores the sweep table rather than rejecting it as an unknown key.
+    assert load_experiment(path) == experiment
+
+
+def test_bad_sweep_entries_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "exp.toml"
+    path.write_text('[sweep]\nroutings = ["MIN", "bogus"]\n')
+    with pytest.raises(UserError, match=r"^sweep\.routings\.1: 'bogus' is not allowed"):
+        load_experiment_file(path)
+
+
+def test_missing_file_and_toml_syntax(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"experiment file '.*nothere\.toml' not found"):
+        load_experiment(tmp_path / "nothere.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[topology]\np = 4\na = = 8\n")
+    with pytest.raises(UserError, match=r"bad\.toml: invalid TOML: .*line 3"):
+        load_experiment(bad)

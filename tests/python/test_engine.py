@@ -1,0 +1,177 @@
+"""End to end with the compiled engine, on tiny experiments (dfly(2,4,2,9), 7 µs)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from dflab import engine
+from dflab.api import SERIES_COLUMNS, Result, Summary, simulate
+from dflab.bench import FIELDS
+from dflab.config import Experiment
+from dflab.loading import validate
+from helpers import TINY_TOML, requires_engine, run_cli
+
+pytestmark = requires_engine
+
+TINY = validate(Experiment, tomllib.loads(TINY_TOML))
+
+
+def _run_json(*args: str) -> dict:
+    proc = run_cli("run", *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1, proc.stdout  # exactly one JSON object, nothing else on stdout
+    return json.loads(lines[0])
+
+
+def test_run_json_has_the_documented_fields(tiny_file: Path) -> None:
+    summary = _run_json(str(tiny_file))
+    assert set(summary) == set(Summary.field_names())
+    assert summary["packets_delivered"] > 0
+    assert summary["offered_load"] == pytest.approx(0.3, abs=0.1)
+    assert 0 < summary["accepted_load"] <= summary["offered_load"] * 1.2
+    p = [summary[f"latency_{q}_ns"] for q in ("p50", "p95", "p99", "max")]
+    assert p == sorted(p)
+    assert summary["network_latency_mean_ns"] <= summary["latency_mean_ns"]
+    assert summary["minimal_fraction"] == 1.0  # MIN routing
+    assert 1.0 <= summary["hops_mean"] <= 3.0  # local-global-local at most
+    assert summary["sim_time_us"] >= 7.0
+
+
+def test_shortcut_flags_reach_the_engine(tiny_file: Path) -> None:
+    summary = _run_json(str(tiny_file), "--routing", "valn", "--traffic", "ADV+1", "--load", "0.2")
+    assert summary["offered_load"] == pytest.approx(0.2, abs=0.1)
+    assert summary["minimal_fraction"] < 0.5  # Valiant sends almost everything non-minimally
+
+
+def test_api_result_series_and_histogram() -> None:
+    result = simulate(TINY)
+    assert isinstance(result, Result)
+    assert list(result.series.columns[: len(SERIES_COLUMNS)]) == list(SERIES_COLUMNS)
+    assert result.series.height == pytest.approx(7, abs=1)  # 7 µs of 1 µs windows
+    assert result.series["in_measurement"].sum() == pytest.approx(5, abs=1)
+    assert sum(result.hops_histogram) == result.summary.packets_delivered
+    assert result.config["topology"]["g"] == 9
+
+
+def test_same_seed_same_result_other_seed_other_result() -> None:
+    first, again = simulate(TINY).summary, simulate(TINY).summary
+    other = simulate(TINY, seed=TINY.seed + 1).summary
+    assert first.packets_generated == again.packets_generated
+    assert first.latency_mean_ns == again.latency_mean_ns
+    assert (other.packets_generated, other.latency_mean_ns) != (
+        first.packets_generated,
+        first.latency_mean_ns,
+    )
+
+
+def test_series_out_csv(tiny_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.csv"
+    proc = run_cli("run", str(tiny_file), "--series-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "accepted load" in proc.stdout  # the summary table
+    frame = pl.read_csv(out)
+    assert set(SERIES_COLUMNS) <= set(frame.columns)
+    assert frame.height >= 6
+
+
+def test_engine_config_error_is_a_user_error(tiny_file: Path) -> None:
+    # Only the engine knows this limit (more than 10^6 windows).
+    proc = run_cli("run", str(tiny_file), "--set", "run.window_us=0.000001")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and "run.window_us" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_sweep_cli_runs_then_resumes(tiny_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    args = ["sweep", str(tiny_file), "--loads", "0.1:0.3:0.2", "--routings", "MIN,valn"]
+    proc = run_cli(*args, "--jobs", "2", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    table = pl.read_csv(out / "summary.csv")
+    assert table.height == 4
+    assert sorted(set(table["routing"])) == ["MIN", "VALn"]
+    assert "VALn" in proc.stdout and "latency mean" in proc.stdout
+
+    again = run_cli(*args, "--jobs", "2", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "4 points were already done" in again.stderr
+    assert pl.read_csv(out / "summary.csv").height == 4
+
+
+def test_info_reports_the_topology(tiny_file: Path) -> None:
+    proc = run_cli("info", str(tiny_file), "--json")
+    assert proc.returncode == 0, proc.stderr
+    facts = json.loads(proc.stdout)
+    assert (facts["routers"], facts["nodes"], facts["groups"]) == (36, 72, 9)
+
+
+def test_bench_quick_one_scenario() -> None:
+    proc = run_cli("bench", "--quick", "--scenario", "qadaptive-1056-ur0.5-MIN", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)
+    assert tuple(row) == FIELDS
+    assert row["scenario"] == "qadaptive-1056-ur0.5-MIN"
+    assert row["router_traversals"] > 0 and row["events"] > 0
+    assert row["peak_rss_mb"] > 10
+    assert row["sim_us"] >= 2.0
+
+
+def _flat(data: dict, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+@pytest.mark.parametrize("name", [None, "qadaptive-1056", "qadaptive-2550"])
+def test_engine_accepts_python_config_unchanged(name: str | None) -> None:
+    experiment = validate(Experiment, {"preset": name} if name else {})
+    ours = _flat(experiment.engine_dict())
+    normalised = _flat(engine.validate(experiment.to_engine_json()))
+    assert {key: normalised.get(key) for key in ours} == ours
+
+
+def test_python_and_engine_know_the_same_keys_and_defaults() -> None:
+    engine_defaults = _flat(engine.validate("{}"))
+    python_defaults = _flat(Experiment().engine_dict())
+    # A key on one side only means docs/config.md, dflab.config and the engine have drifted.
+    assert sorted(set(engine_defaults) - set(python_defaults)) == []
+    assert sorted(set(python_defaults) - set(engine_defaults)) == []
+    # The engine leaves g unset (computed later); Python fills it in.
+    assert engine_defaults.pop("topology.g") is None
+    python_defaults.pop("topology.g")
+    assert engine_defaults == python_defaults
+
+
+# One VC for Valiant routing under adversarial full load: the deadlock study the `vcs` key is for.
+DEADLOCK_ARGS = [
+    "--set", "routing.vcs=1", "--set", "run.watchdog_us=5", "--set", "run.warmup_us=2",
+    "--set", "run.measure_us=100", "--set", "traffic.pattern=adv+1", "--set", "traffic.load=1.0",
+]  # fmt: skip
+
+
+def test_deadlock_in_run_is_one_error_line_exit_1(tiny_file: Path) -> None:
+    proc = run_cli("run", str(tiny_file), "--routing", "VALn", *DEADLOCK_ARGS)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: deadlock")
+    assert proc.stdout == ""
+
+
+def test_deadlocked_sweep_point_is_reported_and_exit_1(tiny_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    proc = run_cli("sweep", str(tiny_file), "--routings", "VALn", *DEADLOCK_ARGS, "--out", str(out))
+    assert proc.returncode == 1, proc.stderr
+    assert "failed: VALn adv+1 load 1 seed 3: DeadlockError" in proc.stderr
+    assert "error: 1 of 1 points failed" in proc.stderr
+    assert len(list((out / "failed").glob("*.json"))) == 1
