@@ -6,8 +6,9 @@ use std::time::Instant;
 use rand::SeedableRng;
 use serde::Serialize;
 
+use super::calendar::SlotCalendar;
 use super::queue::{Event, EventQueue};
-use crate::config::Experiment;
+use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, RingPool};
 use crate::routing::{Algorithm, Hop, Rng, RouterView, Routing};
@@ -23,6 +24,8 @@ const ARRIVE: u8 = 3;
 const XBAR_DONE: u8 = 5;
 const PORT_WAKE: u8 = 6;
 const ARB_WAKE: u8 = 9;
+/// Visit one Bernoulli packet slot of the generation calendar.
+const SLOT: u8 = 10;
 
 /// Independent RNG streams: the same experiment seed gives every router and node its own stream,
 /// so results do not depend on how events interleave.
@@ -52,6 +55,8 @@ pub struct Simulation {
     routing: Box<dyn Routing>,
     pub(super) vcs: usize,
     pub(super) max_hops: u32,
+    /// VCs the routing declares; every VC it picks must be below (checked on every hop).
+    alg_vcs: usize,
     radix: usize,
     // Timing (ps).
     flit_bytes: u64,
@@ -104,6 +109,10 @@ pub struct Simulation {
     gen_first: Vec<Time>,
     gen_count: Vec<u64>,
     sampler: PatternSampler,
+    /// Bernoulli generation: nodes by the slot of their next packet.
+    calendar: SlotCalendar,
+    slot: Time,
+    slot_nodes: Vec<u32>,
     injector: Injector,
     // Accounting.
     stats: Stats,
@@ -139,6 +148,7 @@ struct Channels {
     nic_credit: usize,
     nic_arrive: usize,
     nic_wake: usize,
+    slot: usize,
     /// Credit latency per link class, as wake-ups of a sender blocked on credits.
     credit: [usize; 3],
     arrive: [usize; 3],
@@ -163,6 +173,7 @@ impl Simulation {
         let routing = alg.build(&topo);
         let vcs = cfg.routing.vcs.unwrap_or_else(|| routing.vcs());
         let max_hops = routing.max_hops();
+        let alg_vcs = routing.vcs();
         let n = &cfg.network;
         let radix = topo.radix;
         let routers = topo.routers();
@@ -213,6 +224,7 @@ impl Simulation {
             nic_credit: q.channel(link_lat[0] + in_lat),
             nic_arrive: q.channel(ser(0) + link_lat[0] + in_lat),
             nic_wake: q.channel(ser(0)),
+            slot: q.channel(slot),
             credit: [0, q.channel(out_lat + link_lat[1] + in_lat), q.channel(out_lat + link_lat[2] + in_lat)],
             arrive: [0, q.channel(link(1)), q.channel(link(2))],
             port_wake: [q.channel(ser(0)), q.channel(ser(1)), q.channel(ser(2))],
@@ -224,6 +236,7 @@ impl Simulation {
             routing,
             vcs,
             max_hops,
+            alg_vcs,
             radix,
             flit_bytes,
             packet_flits: n.packet_flits as u16,
@@ -266,6 +279,9 @@ impl Simulation {
             gen_first: vec![0; nodes],
             gen_count: vec![0; nodes],
             sampler,
+            calendar: SlotCalendar::default(),
+            slot,
+            slot_nodes: Vec::new(),
             injector,
             stats,
             in_network: 0,
@@ -315,9 +331,10 @@ impl Simulation {
         for node in 0..self.topo.nodes() {
             let t = self.injector.first(&mut self.node_rng[node]);
             self.gen_first[node] = t;
-            if t < self.end {
-                self.q.at(t, Event { kind: GEN, vc: 0, port: 0, a: node as u32, b: 0 });
-            }
+            self.schedule_generation(node as u32, t);
+        }
+        if !self.calendar.is_empty() {
+            self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
         }
         let check_every = us_to_ps(1.0);
         let mut next_check = check_every;
@@ -373,6 +390,7 @@ impl Simulation {
     fn dispatch(&mut self, ev: Event) -> Result<()> {
         match ev.kind {
             GEN => self.on_generate(ev.a),
+            SLOT => self.on_slot(),
             NIC_WAKE => {
                 self.nic_wake[ev.a as usize] = false;
                 self.nic_try_send(ev.a);
@@ -419,10 +437,36 @@ impl Simulation {
         self.generated_total += 1;
         self.gen_count[n] += 1;
         let next = self.injector.next(now, self.gen_first[n], self.gen_count[n], &mut self.node_rng[n]);
-        if next < self.end {
-            self.q.at(next, Event { kind: GEN, vc: 0, port: 0, a: node, b: 0 });
-        }
+        self.schedule_generation(node, next);
         self.nic_try_send(node);
+    }
+
+    /// File the node's next packet: Bernoulli packets sit on slot boundaries and go to the slot
+    /// calendar; periodic ones to the event heap.
+    fn schedule_generation(&mut self, node: u32, at: Time) {
+        if at >= self.end {
+            return;
+        }
+        if self.cfg.traffic.process == Process::Bernoulli {
+            debug_assert_eq!(at % self.slot, 0);
+            self.calendar.insert(at / self.slot, self.now / self.slot, node);
+        } else {
+            self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: 0 });
+        }
+    }
+
+    /// Generate the packets of the Bernoulli slot starting now, then visit the next slot.
+    fn on_slot(&mut self) {
+        let slot = self.now / self.slot;
+        let mut nodes = std::mem::take(&mut self.slot_nodes);
+        self.calendar.take(slot, &mut nodes);
+        for &node in &nodes {
+            self.on_generate(node);
+        }
+        self.slot_nodes = nodes;
+        if !self.calendar.is_empty() {
+            self.q.push(self.ch.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+        }
     }
 
     fn nic_try_send(&mut self, node: u32) {
@@ -515,6 +559,13 @@ impl Simulation {
             RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
         let pkt = self.pkts.get_mut(id);
         let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
+        if out_vc as usize >= self.alg_vcs {
+            return Err(Error::Invariant(format!(
+                "{} chose VC {out_vc} at router {router} but declares {} VCs",
+                self.cfg.routing.algorithm, self.alg_vcs
+            )));
+        }
+        // A forced `routing.vcs` below the algorithm's need folds the upper VCs together.
         let out_vc = out_vc.min(self.vcs as u8 - 1);
         pkt.out_port = port;
         pkt.out_vc = out_vc;
