@@ -11,7 +11,7 @@ use super::queue::{Event, EventQueue};
 use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, RingPool};
-use crate::routing::{Algorithm, Hop, Rng, RouterView, Routing};
+use crate::routing::{Algorithm, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
 use crate::topology::{LinkClass, Topology, NONE};
 use crate::traffic::{Injector, Pattern, PatternSampler};
@@ -26,6 +26,8 @@ const PORT_WAKE: u8 = 6;
 const ARB_WAKE: u8 = 9;
 /// Visit one Bernoulli packet slot of the generation calendar.
 const SLOT: u8 = 10;
+/// Hop-by-hop feedback of a learning routing reaches the upstream router.
+const FEEDBACK: u8 = 11;
 
 /// Independent RNG streams: the same experiment seed gives every router and node its own stream,
 /// so results do not depend on how events interleave.
@@ -57,6 +59,10 @@ pub struct Simulation {
     pub(super) max_hops: u32,
     /// VCs the routing declares; every VC it picks must be below (checked on every hop).
     alg_vcs: usize,
+    wants_feedback: bool,
+    /// Feedback messages on their way upstream, by slab index (event `b`).
+    feedbacks: Vec<Feedback>,
+    free_feedbacks: Vec<u32>,
     radix: usize,
     // Timing (ps).
     flit_bytes: u64,
@@ -169,11 +175,18 @@ impl Simulation {
     pub fn new(cfg: &Experiment) -> Result<Simulation> {
         cfg.validate()?;
         let topo = Topology::new(&cfg.topology)?;
-        let alg = Algorithm::parse(&cfg.routing.algorithm)?;
-        let routing = alg.build(&topo);
+        let routing = Algorithm::parse(&cfg.routing.algorithm)?.build(&topo);
+        Simulation::with_routing(cfg, topo, routing)
+    }
+
+    /// Build with a routing object supplied by the caller (tests inject instrumented routings;
+    /// `cfg.routing.algorithm` is then only a label).
+    pub fn with_routing(cfg: &Experiment, topo: Topology, routing: Box<dyn Routing>) -> Result<Simulation> {
+        cfg.validate()?;
         let vcs = cfg.routing.vcs.unwrap_or_else(|| routing.vcs());
         let max_hops = routing.max_hops();
         let alg_vcs = routing.vcs();
+        let wants_feedback = routing.wants_feedback();
         let n = &cfg.network;
         let radix = topo.radix;
         let routers = topo.routers();
@@ -237,6 +250,9 @@ impl Simulation {
             vcs,
             max_hops,
             alg_vcs,
+            wants_feedback,
+            feedbacks: Vec::new(),
+            free_feedbacks: Vec::new(),
             radix,
             flit_bytes,
             packet_flits: n.packet_flits as u16,
@@ -391,6 +407,11 @@ impl Simulation {
         match ev.kind {
             GEN => self.on_generate(ev.a),
             SLOT => self.on_slot(),
+            FEEDBACK => {
+                let fb = self.feedbacks[ev.b as usize];
+                self.free_feedbacks.push(ev.b);
+                self.routing.on_feedback(ev.a, ev.port, &fb, self.now);
+            }
             NIC_WAKE => {
                 self.nic_wake[ev.a as usize] = false;
                 self.nic_try_send(ev.a);
@@ -524,6 +545,8 @@ impl Simulation {
         let host = self.topo.is_host_port(port);
         let flits = {
             let pkt = self.pkts.get_mut(id);
+            pkt.prev_arrival = pkt.arrival;
+            pkt.arrival = self.now;
             if !host {
                 pkt.hops += 1;
                 pkt.global_hops += (port >= self.topo.first_global_port()) as u8;
@@ -700,6 +723,9 @@ impl Simulation {
                     .push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
                 Grant::Queued
             };
+        if self.wants_feedback && !self.topo.is_host_port(in_port) {
+            self.send_feedback(router, in_port, id);
+        }
         self.return_credit(router, in_port, vc, flits);
         if let Some(next) = self.inq.front(qi) {
             self.route_head(router, in_port, vc, next)?;
@@ -724,6 +750,26 @@ impl Simulation {
             let (pr, pp) = self.peer[pi];
             self.q.push(self.ch.arrive_through[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
+    }
+
+    /// Ask the routing for feedback on the packet leaving input `in_port` and send it upstream
+    /// with the credit latency.
+    fn send_feedback(&mut self, router: u32, in_port: u16, id: PacketId) {
+        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
+        let Some(fb) = self.routing.feedback(&view, self.pkts.get(id)) else { return };
+        let slot = match self.free_feedbacks.pop() {
+            Some(i) => {
+                self.feedbacks[i as usize] = fb;
+                i
+            }
+            None => {
+                self.feedbacks.push(fb);
+                (self.feedbacks.len() - 1) as u32
+            }
+        };
+        let (ur, up) = self.peer[self.pidx(router, in_port)];
+        let class = class_index(self.topo.class_of_port(in_port));
+        self.q.push(self.ch.credit[class], Event { kind: FEEDBACK, vc: 0, port: up, a: ur, b: slot });
     }
 
     /// The packet left input (port, vc): its credits travel back upstream. They are recorded

@@ -33,6 +33,13 @@ pub struct Packet {
     pub nonminimal: bool,
     /// Generated inside the measurement window.
     pub measured: bool,
+    /// Arrival at the current router's input and at the previous router's input (for per-hop
+    /// delays of learning routings).
+    pub arrival: Time,
+    pub prev_arrival: Time,
+    /// A value the routing may attach when it routes the packet and read back in its feedback
+    /// hook at the next router (Q-adaptive: the router's min-Q estimate).
+    pub estimate: f64,
 }
 
 impl Packet {
@@ -53,6 +60,9 @@ impl Packet {
             out_vc: 0,
             nonminimal: false,
             measured: false,
+            arrival: 0,
+            prev_arrival: 0,
+            estimate: 0.0,
         }
     }
 }
