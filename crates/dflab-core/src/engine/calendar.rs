@@ -27,6 +27,13 @@ impl SlotCalendar {
         self.len == 0
     }
 
+    /// Forget every filed node (a traffic phase restarts all schedules).
+    pub fn clear(&mut self) {
+        self.buckets.iter_mut().for_each(Vec::clear);
+        self.overflow.clear();
+        self.len = 0;
+    }
+
     /// File `node` for slot `slot`, seen from slot `current` (`slot >= current`).
     #[inline]
     pub fn insert(&mut self, slot: u64, current: u64, node: u32) {

@@ -28,6 +28,8 @@ const ARB_WAKE: u8 = 9;
 const SLOT: u8 = 10;
 /// Hop-by-hop feedback of a learning routing reaches the upstream router.
 const FEEDBACK: u8 = 11;
+/// A traffic phase starts (`b` = phase index).
+const PHASE: u8 = 12;
 
 /// Independent RNG streams: the same experiment seed gives every router and node its own stream,
 /// so results do not depend on how events interleave.
@@ -119,6 +121,9 @@ pub struct Simulation {
     calendar: SlotCalendar,
     slot: Time,
     slot_nodes: Vec<u32>,
+    slot_pending: bool,
+    /// Generation events carry the epoch they were scheduled in; a phase change starts a new one.
+    gen_epoch: u32,
     injector: Injector,
     // Accounting.
     stats: Stats,
@@ -298,6 +303,8 @@ impl Simulation {
             calendar: SlotCalendar::default(),
             slot,
             slot_nodes: Vec::new(),
+            slot_pending: false,
+            gen_epoch: 0,
             injector,
             stats,
             in_network: 0,
@@ -350,7 +357,11 @@ impl Simulation {
             self.schedule_generation(node as u32, t);
         }
         if !self.calendar.is_empty() {
+            self.slot_pending = true;
             self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+        }
+        for (i, ph) in self.cfg.traffic.phases.iter().enumerate() {
+            self.q.at(us_to_ps(ph.start_us), Event { kind: PHASE, vc: 0, port: 0, a: 0, b: i as u32 });
         }
         let check_every = us_to_ps(1.0);
         let mut next_check = check_every;
@@ -405,7 +416,12 @@ impl Simulation {
     #[inline]
     fn dispatch(&mut self, ev: Event) -> Result<()> {
         match ev.kind {
-            GEN => self.on_generate(ev.a),
+            GEN => {
+                if ev.b == self.gen_epoch {
+                    self.on_generate(ev.a);
+                }
+            }
+            PHASE => return self.on_phase(ev.b as usize),
             SLOT => self.on_slot(),
             FEEDBACK => {
                 let fb = self.feedbacks[ev.b as usize];
@@ -472,7 +488,7 @@ impl Simulation {
             debug_assert_eq!(at % self.slot, 0);
             self.calendar.insert(at / self.slot, self.now / self.slot, node);
         } else {
-            self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: 0 });
+            self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: self.gen_epoch });
         }
     }
 
@@ -485,9 +501,43 @@ impl Simulation {
             self.on_generate(node);
         }
         self.slot_nodes = nodes;
-        if !self.calendar.is_empty() {
+        self.slot_pending = !self.calendar.is_empty();
+        if self.slot_pending {
             self.q.push(self.ch.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
         }
+    }
+
+    /// A traffic phase starts: swap in its load and/or pattern and restart every node's
+    /// generation schedule from now (exact for Bernoulli, which is memoryless; periodic nodes
+    /// draw a new phase).
+    fn on_phase(&mut self, i: usize) -> Result<()> {
+        let ph = self.cfg.traffic.phases[i].clone();
+        if let Some(load) = ph.load {
+            self.injector = Injector::new(self.cfg.traffic.process, load, self.slot);
+        }
+        if let Some(p) = &ph.pattern {
+            let pattern = Pattern::parse(p, &self.topo)?;
+            let mut rng = Rng::seed_from_u64(stream_seed(self.cfg.seed, 3, i as u64 + 1));
+            self.sampler = PatternSampler::new(pattern, &self.topo, self.cfg.traffic.allow_self, &mut rng);
+        }
+        self.gen_epoch += 1;
+        self.calendar.clear();
+        // The next slot boundary strictly after now: this slot's bucket may already be visited.
+        let base = match self.cfg.traffic.process {
+            Process::Bernoulli => (self.now / self.slot + 1) * self.slot,
+            Process::Periodic => self.now,
+        };
+        for node in 0..self.topo.nodes() {
+            let t = base + self.injector.first(&mut self.node_rng[node]);
+            self.gen_first[node] = t;
+            self.gen_count[node] = 0;
+            self.schedule_generation(node as u32, t);
+        }
+        if !self.slot_pending && !self.calendar.is_empty() {
+            self.slot_pending = true;
+            self.q.at(base, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+        }
+        Ok(())
     }
 
     fn nic_try_send(&mut self, node: u32) {
