@@ -151,11 +151,33 @@ class Routing(_Section):
     vcs: Annotated[int | None, Field(ge=1, le=64)] = None
 
 
+class Phase(_Section):
+    """From `start_us` on, this load and/or pattern replace the previous ones (transients)."""
+
+    start_us: PositiveFloat
+    load: Load | None = None
+    pattern: PatternName | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> Phase:
+        if self.load is None and self.pattern is None:
+            raise _field_error("load", None, "a phase must set load, pattern or both")
+        return self
+
+
 class Traffic(_Section):
     pattern: PatternName = "ur"
     load: Load = 0.5
     process: Process = "bernoulli"
     allow_self: bool = False
+    phases: list[Phase] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _phases_in_order(self) -> Traffic:
+        starts = [phase.start_us for phase in self.phases]
+        if starts != sorted(set(starts)):
+            raise _field_error("phases", starts, "start_us strictly increasing")
+        return self
 
     @property
     def adv_offset(self) -> int | None:
@@ -227,9 +249,22 @@ class Experiment(_Section):
         """Canonical JSON (sorted keys, compact): the engine's input and the hash's input."""
         return json.dumps(self.engine_dict(), sort_keys=True, separators=(",", ":"))
 
+    # Part of every content hash. Bump it when a default *value* changes meaning (results made
+    # under the old default must not be reused); adding a key with a default needs no bump.
+    HASH_SCHEMA: ClassVar[str] = "dflab-1"
+
     def content_hash(self) -> str:
-        """First 16 hex chars of sha256(canonical engine JSON): the result store key."""
-        return hashlib.sha256(self.to_engine_json().encode()).hexdigest()[:16]
+        """The result store key: first 16 hex chars of sha256 over the canonical JSON of the
+        fields that differ from their defaults. Hashing only those keeps existing store keys
+        valid when later versions add keys with defaults."""
+        data = self.model_dump(mode="json", exclude=set(self.PYTHON_ONLY), exclude_defaults=True)
+        # Equal experiments must hash equally however they were written: g is always hashed
+        # (explicit or computed) and an empty name is no name.
+        data.setdefault("topology", {})["g"] = self.topology.g
+        if not data.get("name"):
+            data.pop("name", None)
+        text = json.dumps([self.HASH_SCHEMA, data], sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def label(self) -> str:
         return (

@@ -35,7 +35,9 @@ def test_defaults_are_the_documented_ones() -> None:
             "input_latency_ns": 10.0, "output_latency_ns": 10.0,
         },
         "routing": {"algorithm": "MIN", "vcs": None},
-        "traffic": {"pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False},
+        "traffic": {
+            "pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False, "phases": [],
+        },
         "run": {
             "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,
             "watchdog_us": 50.0,
@@ -205,3 +207,28 @@ def test_missing_file_and_toml_syntax(tmp_path: Path) -> None:
     bad.write_text("[topology]\np = 4\na = = 8\n")
     with pytest.raises(UserError, match=r"bad\.toml: invalid TOML: .*line 3"):
         load_experiment(bad)
+
+
+def test_traffic_phases_validate_and_reach_the_engine_json() -> None:
+    phases = [{"start_us": 10.0, "load": 0.8}, {"start_us": 20.0, "pattern": "ADV+1"}]
+    experiment = validate(Experiment, {"traffic": {"phases": phases}})
+    sent = json.loads(experiment.to_engine_json())["traffic"]["phases"]
+    assert sent == [
+        {"start_us": 10.0, "load": 0.8, "pattern": None},
+        {"start_us": 20.0, "load": None, "pattern": "adv+1"},
+    ]
+    assert experiment.content_hash() != Experiment().content_hash()
+
+
+@pytest.mark.parametrize(
+    ("phases", "expected"),
+    [
+        ([{"start_us": 20.0, "load": 0.5}, {"start_us": 10.0, "load": 0.6}], "traffic.phases:"),
+        ([{"start_us": 10.0}], "traffic.phases.0.load:"),
+        ([{"start_us": 10.0, "pattern": "bogus"}],
+         "traffic.phases.0.pattern: 'bogus' is not allowed"),
+        ([{"start_us": 10.0, "load": 2.0}], "traffic.phases.0.load: 2.0 is out of range"),
+    ],
+)  # fmt: skip
+def test_bad_phases_name_the_field(phases: list, expected: str) -> None:
+    assert _message({"traffic": {"phases": phases}}).startswith(expected)
