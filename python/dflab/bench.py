@@ -32,6 +32,30 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "traffic": {"pattern": "ur", "load": 0.5},
         "run": {"warmup_us": 10.0, "measure_us": 40.0},
     },
+    "qadaptive-1056-ur0.5-UGALn": {
+        "preset": "qadaptive-1056",
+        "routing": {"algorithm": "UGALn"},
+        "traffic": {"pattern": "ur", "load": 0.5},
+        "run": {"warmup_us": 10.0, "measure_us": 40.0},
+    },
+    "qadaptive-1056-ur0.5-PAR": {
+        "preset": "qadaptive-1056",
+        "routing": {"algorithm": "PAR"},
+        "traffic": {"pattern": "ur", "load": 0.5},
+        "run": {"warmup_us": 10.0, "measure_us": 40.0},
+    },
+    "qadaptive-1056-ur0.5-Q-adaptive": {
+        "preset": "qadaptive-1056",
+        "routing": {"algorithm": "Q-adaptive"},
+        "traffic": {"pattern": "ur", "load": 0.5},
+        "run": {"warmup_us": 10.0, "measure_us": 40.0},
+    },
+    "qadaptive-1056-adv+1-0.4-Q-adaptive": {
+        "preset": "qadaptive-1056",
+        "routing": {"algorithm": "Q-adaptive"},
+        "traffic": {"pattern": "adv+1", "load": 0.4},
+        "run": {"warmup_us": 10.0, "measure_us": 40.0},
+    },
     "dfly-6-12-6-73-ur0.5-MIN": {
         "preset": "qadaptive-1056",
         "topology": {"p": 6, "a": 12, "h": 6, "g": 73},

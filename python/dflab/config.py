@@ -18,13 +18,29 @@ from pydantic_core import PydanticCustomError
 from dflab import presets
 from dflab.overrides import deep_merge
 
-# Canonical spellings, in one place: later routings (UGALg, PAR, Q-adaptive, ...) are added here
-# and in the engine's registry. Input is matched case-insensitively and stored canonically.
-ROUTING_ALGORITHMS: tuple[str, ...] = ("MIN", "VALg", "VALn")
+# Canonical spellings, in one place (a test keeps them equal to the engine registry). Input is
+# matched case-insensitively and stored canonically.
+ROUTING_ALGORITHMS: tuple[str, ...] = (
+    "MIN", "VALg", "VALn", "UGALg", "UGALn", "UGAL-L", "UGAL-G", "PAR", "Q-adaptive", "Q-routing",
+)  # fmt: skip
 ARRANGEMENTS: tuple[str, ...] = ("absolute", "relative", "palmtree", "circulant")
 PROCESSES: tuple[str, ...] = ("bernoulli", "periodic")
-PATTERNS_HELP = "ur, adv+<i>, adv+h, perm"
-_PATTERN_RE = re.compile(r"^(ur|adv\+(\d+|h)|perm)$", re.IGNORECASE)
+PATTERNS_HELP = (
+    "ur, adv+<i>, adv+h, advc, advl, perm, hot[:<traffic%>:<nodes%>], "
+    "router-mix:<adv+i|adv+h|perm>:<pct>, node-mix:<adv+i|adv+h|perm>:<pct>, stencil[:XxYxZ], "
+    "m2m[:XxYxZ], rn[:<min>:<max>], rn-fixed[:<min>:<max>]"
+)
+# The grammar of the engine's pattern parser (crates/dflab-core/src/traffic/pattern.rs); what
+# depends on the topology (adv+i range, grid sizes) is checked by the engine.
+_NUM = r"\d+(?:\.\d+)?"
+_GRID = r"\d+x\d+x\d+"
+_PATTERN_RE = re.compile(
+    rf"^(ur|perm|advc|advl|adv\+(\d+|h)|hot(?::{_NUM}:{_NUM})?"
+    rf"|(?:router|node)-mix:(?:adv\+(?:\d+|h)|perm):{_NUM}"
+    rf"|stencil(?::{_GRID})?|(?:m2m|many-to-many)(?::{_GRID})?"
+    rf"|(?:rn|random-neighbors|rn-fixed)(?::\d+:\d+)?)$",
+    re.IGNORECASE,
+)
 
 PositiveInt = Annotated[int, Field(ge=1)]
 # TOML has inf and nan; neither is a usable time, bandwidth or load.
@@ -145,10 +161,46 @@ class Network(_Section):
         return self
 
 
+INTERMEDIATES: tuple[str, ...] = ("outside", "any")
+INTRA_GROUP: tuple[str, ...] = ("minimal", "adaptive")
+Q_UPDATES: tuple[str, ...] = ("hysteretic", "plain")
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+Rate = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Candidates = Annotated[int, Field(ge=1, le=64)]
+
+
 class Routing(_Section):
+    """The algorithm and its knobs (each knob names the algorithms it applies to)."""
+
     algorithm: RoutingName = "MIN"
     # Forces the number of VCs; fewer than the algorithm needs is allowed (deadlock studies).
     vcs: Annotated[int | None, Field(ge=1, le=64)] = None
+    # UGALg, UGALn, PAR: non-minimal iff q_min > floor(adaptive_threshold * q_nm).
+    adaptive_threshold: NonNegativeFloat = 2.0
+    # UGAL-L: bias b (flits) of q_m*H_m <= q_nm*H_nm + b; candidates compared per decision.
+    bias: FiniteFloat = 0.0
+    min_candidates: Candidates = 1
+    nonmin_candidates: Candidates = 1
+    # UGAL*/PAR: intermediate router outside source/destination groups, or any router.
+    intermediate: Annotated[str, AfterValidator(lambda v: canonical_choice(v, INTERMEDIATES))] = (
+        "outside"
+    )
+    # UGAL*/PAR: intra-group packets always minimal, or by the algorithm's own rule.
+    intra_group: Annotated[str, AfterValidator(lambda v: canonical_choice(v, INTRA_GROUP))] = (
+        "minimal"
+    )
+    # Q-adaptive, Q-routing (HPDC'21 1056-node values; the 2550-node system uses
+    # q_thld1 = 0.05, q_thld2 = 0.4).
+    learning_rate: Rate = 0.2
+    learning_rate2: Rate = 0.04
+    epsilon: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.001
+    q_thld1: FiniteFloat = 0.2
+    q_thld2: FiniteFloat = 0.35
+    max_q: Annotated[int, Field(ge=0, le=32)] = 2
+    q_update: Annotated[str, AfterValidator(lambda v: canonical_choice(v, Q_UPDATES))] = (
+        "hysteretic"
+    )
+    q_truncate: bool = True
 
 
 class Phase(_Section):

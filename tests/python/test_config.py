@@ -34,7 +34,13 @@ def test_defaults_are_the_documented_ones() -> None:
             "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
             "input_latency_ns": 10.0, "output_latency_ns": 10.0,
         },
-        "routing": {"algorithm": "MIN", "vcs": None},
+        "routing": {
+            "algorithm": "MIN", "vcs": None, "adaptive_threshold": 2.0, "bias": 0.0,
+            "min_candidates": 1, "nonmin_candidates": 1, "intermediate": "outside",
+            "intra_group": "minimal", "learning_rate": 0.2, "learning_rate2": 0.04,
+            "epsilon": 0.001, "q_thld1": 0.2, "q_thld2": 0.35, "max_q": 2,
+            "q_update": "hysteretic", "q_truncate": True,
+        },
         "traffic": {
             "pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False, "phases": [],
         },
@@ -94,7 +100,7 @@ def _message(data: dict) -> str:
             "topology.extra: unknown key; allowed keys: p, a, h, g, links_per_pair, arrangement",
         ),
         ({"traffic": {"pattern": "foo"}}, "traffic.pattern: 'foo' is not allowed; allowed: ur, "
-         "adv+<i>, adv+h, perm"),
+         "adv+<i>, adv+h, advc, advl, perm, hot"),
         ({"traffic": {"pattern": "adv+0"}}, "traffic.pattern: 'adv+0' is not allowed"),
         ({"traffic": {"load": 1.5}}, "traffic.load: 1.5 is out of range; allowed: > 0 and <= 1"),
         ({"traffic": {"load": 0.0}}, "traffic.load: 0.0 is out of range"),
@@ -232,3 +238,18 @@ def test_traffic_phases_validate_and_reach_the_engine_json() -> None:
 )  # fmt: skip
 def test_bad_phases_name_the_field(phases: list, expected: str) -> None:
     assert _message({"traffic": {"phases": phases}}).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [("ADVC", "advc"), ("Hot:25:12.5", "hot:25:12.5"),
+     ("router-mix:ADV+1:30", "router-mix:adv+1:30"), ("stencil:4x8x33", "stencil:4x8x33"),
+     ("RN:6:21", "rn:6:21"), ("m2m", "m2m")],
+)  # fmt: skip
+def test_issue3_patterns_are_accepted_and_reach_the_engine(given: str, canonical: str) -> None:
+    from dflab import engine
+
+    experiment = validate(Experiment, {"traffic": {"pattern": given}})
+    assert experiment.traffic.pattern == canonical
+    # The engine parses the same grammar (and the topology-dependent parts) without complaint.
+    assert engine.validate(experiment.to_engine_json())["traffic"]["pattern"] == canonical

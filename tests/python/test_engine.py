@@ -175,3 +175,11 @@ def test_deadlocked_sweep_point_is_reported_and_exit_1(tiny_file: Path, tmp_path
     assert "failed: VALn adv+1 load 1 seed 3: DeadlockError" in proc.stderr
     assert "error: 1 of 1 points failed" in proc.stderr
     assert len(list((out / "failed").glob("*.json"))) == 1
+
+
+def test_python_knows_every_routing_the_engine_implements() -> None:
+    from dflab import _core
+    from dflab.config import ROUTING_ALGORITHMS
+
+    # The Python list serves validation without a compiled engine; it must not drift.
+    assert tuple(_core.routing_names()) == ROUTING_ALGORITHMS

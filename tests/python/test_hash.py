@@ -21,6 +21,9 @@ OTHER_STRING = {
     "routing.algorithm": "VALn",
     "traffic.pattern": "perm",
     "traffic.process": "periodic",
+    "routing.intermediate": "any",
+    "routing.intra_group": "adaptive",
+    "routing.q_update": "plain",
 }
 # The hash of the all-defaults experiment.
 GOLDEN = "505b961a0f30c05b"
@@ -43,7 +46,7 @@ def _changed(path: str, value: Any) -> Any:
     if isinstance(value, int):
         return value + 1
     if isinstance(value, float):
-        return value / 2
+        return value / 2 if value else 0.5
     return OTHER_STRING[path]
 
 

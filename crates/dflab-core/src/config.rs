@@ -58,14 +58,7 @@ pub struct TopologyConfig {
 
 impl Default for TopologyConfig {
     fn default() -> Self {
-        TopologyConfig {
-            p: 4,
-            a: 8,
-            h: 4,
-            g: None,
-            links_per_pair: 1,
-            arrangement: Arrangement::Absolute,
-        }
+        TopologyConfig { p: 4, a: 8, h: 4, g: None, links_per_pair: 1, arrangement: Arrangement::Absolute }
     }
 }
 
@@ -108,12 +101,74 @@ impl Default for NetworkConfig {
     }
 }
 
+/// How the adaptive routings draw their Valiant intermediate router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Intermediate {
+    /// Uniform over the routers outside the source and destination groups (the Q-adaptive
+    /// reference code's rejection loop).
+    Outside,
+    /// Uniform over all routers; a draw in the source or destination group leaves the packet
+    /// without a non-minimal candidate, so it goes minimally (BookSim `adaptive_intm = 1`).
+    Any,
+}
+
+/// Routing of packets whose source and destination routers share a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntraGroup {
+    /// Always the direct local hop (every reference implementation of the Q-adaptive papers).
+    Minimal,
+    /// The algorithm's own rule between the direct hop and a detour through a random third
+    /// router of the group (SST `adaptive-local`, FOGSim local misrouting).
+    Adaptive,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     pub algorithm: String,
     /// Force the number of VCs (the algorithm's VC index is clamped to `vcs - 1`).
     pub vcs: Option<usize>,
+    /// UGALg, UGALn, PAR: non-minimal iff `q_min > floor(adaptive_threshold · q_nm)`.
+    pub adaptive_threshold: f64,
+    /// UGAL-L: the bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal.
+    pub bias: f64,
+    /// UGAL-L: minimal paths compared per decision (distinct gateways, so it matters only with
+    /// `links_per_pair > 1`).
+    pub min_candidates: usize,
+    /// UGAL-L: non-minimal paths (intermediate routers) compared per decision.
+    pub nonmin_candidates: usize,
+    /// UGALg, UGALn, UGAL-L, PAR: how the intermediate router is drawn.
+    pub intermediate: Intermediate,
+    /// UGALg, UGALn, UGAL-L, UGAL-G, PAR: routing of intra-group packets.
+    pub intra_group: IntraGroup,
+    /// Q-adaptive, Q-routing: α, the rate for targets below the current Q (good news).
+    pub learning_rate: f64,
+    /// Q-adaptive, Q-routing: β, the rate for targets at or above the current Q (bad news).
+    pub learning_rate2: f64,
+    /// Q-adaptive, Q-routing: ε-greedy exploration probability.
+    pub epsilon: f64,
+    /// Q-adaptive: relative threshold at the source router (2550-node paper value: 0.05).
+    pub q_thld1: f64,
+    /// Q-adaptive: relative threshold at the first intermediate-group router (2550: 0.4).
+    pub q_thld2: f64,
+    /// Q-routing: router hops decided by the Q-table before minimal routing (VCs = max_q + 3).
+    pub max_q: usize,
+    /// Q-adaptive, Q-routing: hysteretic (α/β) or plain (α only) update.
+    pub q_update: QUpdate,
+    /// Q-adaptive, Q-routing: truncate Q to whole ns after each update (reference int64).
+    pub q_truncate: bool,
+}
+
+/// Update rule of the learning routings (docs/qadaptive.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QUpdate {
+    /// `learning_rate` when the target is below Q, `learning_rate2` otherwise.
+    Hysteretic,
+    /// `learning_rate` for both (Boyan & Littman's Q-routing).
+    Plain,
 }
 
 impl Default for RoutingConfig {
@@ -121,6 +176,20 @@ impl Default for RoutingConfig {
         RoutingConfig {
             algorithm: "MIN".into(),
             vcs: None,
+            adaptive_threshold: 2.0,
+            bias: 0.0,
+            min_candidates: 1,
+            nonmin_candidates: 1,
+            intermediate: Intermediate::Outside,
+            intra_group: IntraGroup::Minimal,
+            learning_rate: 0.2,
+            learning_rate2: 0.04,
+            epsilon: 0.001,
+            q_thld1: 0.2,
+            q_thld2: 0.35,
+            max_q: 2,
+            q_update: QUpdate::Hysteretic,
+            q_truncate: true,
         }
     }
 }
@@ -139,6 +208,19 @@ pub struct TrafficConfig {
     pub load: f64,
     pub process: Process,
     pub allow_self: bool,
+    /// Transient experiments: from each phase's start on, its load and/or pattern replace the
+    /// ones before (Q-adaptive §5.6 load steps, ICS'24 Fig. 17 pattern changes).
+    pub phases: Vec<PhaseConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    pub start_us: f64,
+    #[serde(default)]
+    pub load: Option<f64>,
+    #[serde(default)]
+    pub pattern: Option<String>,
 }
 
 impl Default for TrafficConfig {
@@ -148,6 +230,7 @@ impl Default for TrafficConfig {
             load: 0.5,
             process: Process::Bernoulli,
             allow_self: false,
+            phases: Vec::new(),
         }
     }
 }
@@ -164,13 +247,53 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig {
-            warmup_us: 20.0,
-            measure_us: 50.0,
-            window_us: 1.0,
-            check: false,
-            watchdog_us: 50.0,
+        RunConfig { warmup_us: 20.0, measure_us: 50.0, window_us: 1.0, check: false, watchdog_us: 50.0 }
+    }
+}
+
+impl RoutingConfig {
+    /// Ranges of the adaptive routings' knobs (the algorithm name is checked by the registry).
+    fn validate_knobs(&self) -> Result<()> {
+        non_negative_float("routing.adaptive_threshold", self.adaptive_threshold)?;
+        if !self.bias.is_finite() {
+            return Err(Error::config(
+                "routing.bias",
+                format!("{} is out of range; allowed: a finite number of flits", self.bias),
+            ));
         }
+        for (field, v) in
+            [("routing.min_candidates", self.min_candidates), ("routing.nonmin_candidates", self.nonmin_candidates)]
+        {
+            if !(1..=64).contains(&v) {
+                return Err(Error::config(field, format!("{v} is out of range; allowed: 1 to 64")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RoutingConfig {
+    /// Ranges of the learning routings' knobs (Q-adaptive, Q-routing).
+    fn validate_q_knobs(&self) -> Result<()> {
+        for (field, v) in
+            [("routing.learning_rate", self.learning_rate), ("routing.learning_rate2", self.learning_rate2)]
+        {
+            if !(v.is_finite() && v > 0.0 && v <= 1.0) {
+                return Err(Error::config(field, format!("{v} is out of range; allowed: 0 < rate <= 1")));
+            }
+        }
+        if !(self.epsilon.is_finite() && (0.0..=1.0).contains(&self.epsilon)) {
+            return Err(Error::config("routing.epsilon", format!("{} is out of range; allowed: 0 to 1", self.epsilon)));
+        }
+        for (field, v) in [("routing.q_thld1", self.q_thld1), ("routing.q_thld2", self.q_thld2)] {
+            if !v.is_finite() {
+                return Err(Error::config(field, format!("{v} is out of range; allowed: a finite number")));
+            }
+        }
+        if self.max_q > 32 {
+            return Err(Error::config("routing.max_q", format!("{} is out of range; allowed: 0 to 32", self.max_q)));
+        }
+        Ok(())
     }
 }
 
@@ -180,11 +303,7 @@ impl Experiment {
         let de = &mut serde_json::Deserializer::from_str(text);
         let exp: Experiment = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let field = if path == "." {
-                "config".to_string()
-            } else {
-                path
-            };
+            let field = if path == "." { "config".to_string() } else { path };
             Error::config(field, clean_serde_message(&e.inner().to_string()))
         })?;
         exp.validate()?;
@@ -221,48 +340,71 @@ impl Experiment {
         if n.input_buffer_flits < n.packet_flits {
             return Err(Error::config(
                 "network.input_buffer_flits",
-                format!(
-                    "{} is smaller than one packet (packet_flits = {})",
-                    n.input_buffer_flits, n.packet_flits
-                ),
+                format!("{} is smaller than one packet (packet_flits = {})", n.input_buffer_flits, n.packet_flits),
             ));
         }
         if n.output_buffer_flits < n.packet_flits {
             return Err(Error::config(
                 "network.output_buffer_flits",
-                format!(
-                    "{} is smaller than one packet (packet_flits = {})",
-                    n.output_buffer_flits, n.packet_flits
-                ),
+                format!("{} is smaller than one packet (packet_flits = {})", n.output_buffer_flits, n.packet_flits),
             ));
         }
         Algorithm::parse(&self.routing.algorithm)?;
         if let Some(v) = self.routing.vcs {
             if v == 0 || v > 64 {
-                return Err(Error::config(
-                    "routing.vcs",
-                    format!("{v} is out of range; allowed: 1 to 64"),
-                ));
+                return Err(Error::config("routing.vcs", format!("{v} is out of range; allowed: 1 to 64")));
             }
         }
+        self.routing.validate_knobs()?;
+        self.routing.validate_q_knobs()?;
         Pattern::parse(&self.traffic.pattern, &topo)?;
         let t = &self.traffic;
         if !(t.load > 0.0 && t.load <= 1.0) {
-            return Err(Error::config(
-                "traffic.load",
-                format!("{} is out of range; allowed: 0 < load <= 1", t.load),
-            ));
+            return Err(Error::config("traffic.load", format!("{} is out of range; allowed: 0 < load <= 1", t.load)));
         }
+        self.validate_phases(&topo)?;
         let r = &self.run;
         non_negative_float("run.warmup_us", r.warmup_us)?;
         positive_float("run.measure_us", r.measure_us)?;
         positive_float("run.window_us", r.window_us)?;
         positive_float("run.watchdog_us", r.watchdog_us)?;
         if (r.warmup_us + r.measure_us) / r.window_us > 1.0e6 {
-            return Err(Error::config(
-                "run.window_us",
-                "gives more than 10^6 windows; use a wider window",
-            ));
+            return Err(Error::config("run.window_us", "gives more than 10^6 windows; use a wider window"));
+        }
+        Ok(())
+    }
+}
+
+impl Experiment {
+    fn validate_phases(&self, topo: &crate::topology::Topology) -> Result<()> {
+        let end = self.run.warmup_us + self.run.measure_us;
+        let mut prev = f64::NEG_INFINITY;
+        for (i, ph) in self.traffic.phases.iter().enumerate() {
+            let field = |k: &str| format!("traffic.phases[{i}].{k}");
+            if !(ph.start_us.is_finite() && ph.start_us > 0.0 && ph.start_us < end) {
+                return Err(Error::config(
+                    field("start_us"),
+                    format!("{} is out of range; allowed: 0 < start_us < warmup_us + measure_us = {end}", ph.start_us),
+                ));
+            }
+            if ph.start_us <= prev {
+                return Err(Error::config(field("start_us"), "phases must start in increasing order"));
+            }
+            prev = ph.start_us;
+            if let Some(l) = ph.load {
+                if !(l > 0.0 && l <= 1.0) {
+                    return Err(Error::config(field("load"), format!("{l} is out of range; allowed: 0 < load <= 1")));
+                }
+            }
+            if let Some(p) = &ph.pattern {
+                Pattern::parse(p, topo).map_err(|e| match e {
+                    Error::Config { message, .. } => Error::config(field("pattern"), message),
+                    other => other,
+                })?;
+            }
+            if ph.load.is_none() && ph.pattern.is_none() {
+                return Err(Error::config(format!("traffic.phases[{i}]"), "a phase must set load, pattern or both"));
+            }
         }
         Ok(())
     }
@@ -270,30 +412,21 @@ impl Experiment {
 
 fn positive_int(field: &str, v: f64) -> Result<()> {
     if v < 1.0 {
-        return Err(Error::config(
-            field,
-            format!("{v} is out of range; allowed: an integer >= 1"),
-        ));
+        return Err(Error::config(field, format!("{v} is out of range; allowed: an integer >= 1")));
     }
     Ok(())
 }
 
 fn positive_float(field: &str, v: f64) -> Result<()> {
     if !(v.is_finite() && v > 0.0) {
-        return Err(Error::config(
-            field,
-            format!("{v} is out of range; allowed: a number > 0"),
-        ));
+        return Err(Error::config(field, format!("{v} is out of range; allowed: a number > 0")));
     }
     Ok(())
 }
 
 fn non_negative_float(field: &str, v: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
-        return Err(Error::config(
-            field,
-            format!("{v} is out of range; allowed: a number >= 0"),
-        ));
+        return Err(Error::config(field, format!("{v} is out of range; allowed: a number >= 0")));
     }
     Ok(())
 }
@@ -338,14 +471,8 @@ mod tests {
         for (doc, field) in [
             (r#"{"traffic": {"load": 1.5}}"#, "traffic.load"),
             (r#"{"traffic": {"load": 0}}"#, "traffic.load"),
-            (
-                r#"{"network": {"packet_flits": 0}}"#,
-                "network.packet_flits",
-            ),
-            (
-                r#"{"network": {"packet_flits": 4, "input_buffer_flits": 3}}"#,
-                "network.input_buffer_flits",
-            ),
+            (r#"{"network": {"packet_flits": 0}}"#, "network.packet_flits"),
+            (r#"{"network": {"packet_flits": 4, "input_buffer_flits": 3}}"#, "network.input_buffer_flits"),
             (r#"{"routing": {"algorithm": "FOO"}}"#, "routing.algorithm"),
             (r#"{"traffic": {"pattern": "adv+33"}}"#, "traffic.pattern"),
             (r#"{"topology": {"g": 40}}"#, "topology.g"),
@@ -353,6 +480,31 @@ mod tests {
         ] {
             let err = Experiment::from_json(doc).unwrap_err();
             assert!(err.to_string().starts_with(field), "{doc}: {err}");
+        }
+    }
+
+    #[test]
+    fn adaptive_routing_knobs_default_to_the_reference_and_are_range_checked() {
+        let e = Experiment::from_json(r#"{"routing": {"algorithm": "ugal-l"}}"#).unwrap();
+        let r = &e.routing;
+        assert_eq!((r.adaptive_threshold, r.bias, r.min_candidates, r.nonmin_candidates), (2.0, 0.0, 1, 1));
+        assert_eq!((r.intermediate, r.intra_group), (Intermediate::Outside, IntraGroup::Minimal));
+        let e = Experiment::from_json(
+            r#"{"routing": {"algorithm": "PAR", "adaptive_threshold": 1.5, "intermediate": "any",
+                "intra_group": "adaptive", "bias": -3, "nonmin_candidates": 4}}"#,
+        )
+        .unwrap();
+        assert_eq!(e.routing.intermediate, Intermediate::Any);
+        assert_eq!(e.routing.intra_group, IntraGroup::Adaptive);
+        for (doc, field, allowed) in [
+            (r#"{"routing": {"adaptive_threshold": -1}}"#, "routing.adaptive_threshold", ">= 0"),
+            (r#"{"routing": {"min_candidates": 0}}"#, "routing.min_candidates", "1 to 64"),
+            (r#"{"routing": {"nonmin_candidates": 65}}"#, "routing.nonmin_candidates", "1 to 64"),
+            (r#"{"routing": {"intermediate": "group"}}"#, "routing.intermediate", "outside"),
+            (r#"{"routing": {"intra_group": "valiant"}}"#, "routing.intra_group", "adaptive"),
+        ] {
+            let err = Experiment::from_json(doc).unwrap_err().to_string();
+            assert!(err.starts_with(field) && err.contains(allowed), "{doc}: {err}");
         }
     }
 }

@@ -32,7 +32,7 @@ pub fn topology_info(cfg: &Experiment) -> Result<TopologyInfo> {
     cfg.validate()?;
     let t = Topology::new(&cfg.topology)?;
     let alg = Algorithm::parse(&cfg.routing.algorithm)?;
-    let routing = alg.build(&t);
+    let routing = alg.build_for(&t, cfg);
     let (local_links, global_links) = t.link_counts();
     Ok(TopologyInfo {
         shape: format!("dfly({}, {}, {}, {})", t.p, t.a, t.h, t.g),

@@ -50,6 +50,12 @@ fn validate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAn
     json_to_py(py, &cfg.to_json())
 }
 
+/// The routing algorithms the engine implements, by their papers' names.
+#[pyfunction]
+fn routing_names() -> Vec<&'static str> {
+    dflab_core::routing::ALGORITHM_NAMES.to_vec()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -61,6 +67,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(routing_names, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("DeadlockError", m.py().get_type::<DeadlockError>())?;
     m.add("InvariantError", m.py().get_type::<InvariantError>())?;

@@ -157,9 +157,7 @@ impl EventQueue {
         // Branch-light argmin over a short contiguous array; ties go to the lower slot.
         let mut best = 0;
         let mut key = self.heads[0];
-        let heads = &self.heads[..];
-        for i in 1..heads.len() {
-            let k = heads[i];
+        for (i, &k) in self.heads.iter().enumerate().skip(1) {
             let better = k < key;
             key = if better { k } else { key };
             best = if better { i } else { best };

@@ -180,7 +180,7 @@ impl Simulation {
     pub fn new(cfg: &Experiment) -> Result<Simulation> {
         cfg.validate()?;
         let topo = Topology::new(&cfg.topology)?;
-        let routing = Algorithm::parse(&cfg.routing.algorithm)?.build(&topo);
+        let routing = Algorithm::parse(&cfg.routing.algorithm)?.build_for(&topo, cfg);
         Simulation::with_routing(cfg, topo, routing)
     }
 
@@ -628,8 +628,7 @@ impl Simulation {
 
     /// Route the packet that just became the head of input (port, vc).
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
-        let view =
-            RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
+        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
         let pkt = self.pkts.get_mut(id);
         let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
         if out_vc as usize >= self.alg_vcs {
@@ -759,20 +758,21 @@ impl Simulation {
         self.traversals += 1;
         self.last_progress = now;
         let host = self.topo.is_host_port(out_port);
-        let grant =
-            if self.port_queued[op] == 0 && self.port_busy[op] <= now + xfer && (host || self.credits.absorb(oi, now) >= flits) {
-                // Fast path: nothing is queued at the output and it is free when the transfer
-                // ends, so the packet starts on the link right then. Same timing as queueing it
-                // and sending at XBAR_DONE, one event fewer; the congestion signal counts it
-                // as used credits instead of output-buffer flits, so their sum is unchanged.
-                self.send_through(router, out_port, out_vc, id, flits, now + xfer);
-                Grant::Through
-            } else {
-                self.out_occ[oi] += flits;
-                self.q
-                    .push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
-                Grant::Queued
-            };
+        let grant = if self.port_queued[op] == 0
+            && self.port_busy[op] <= now + xfer
+            && (host || self.credits.absorb(oi, now) >= flits)
+        {
+            // Fast path: nothing is queued at the output and it is free when the transfer
+            // ends, so the packet starts on the link right then. Same timing as queueing it
+            // and sending at XBAR_DONE, one event fewer; the congestion signal counts it
+            // as used credits instead of output-buffer flits, so their sum is unchanged.
+            self.send_through(router, out_port, out_vc, id, flits, now + xfer);
+            Grant::Through
+        } else {
+            self.out_occ[oi] += flits;
+            self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
+            Grant::Queued
+        };
         if self.wants_feedback && !self.topo.is_host_port(in_port) {
             self.send_feedback(router, in_port, id);
         }
@@ -891,7 +891,10 @@ impl Simulation {
         let Some((vc, qi, id, flits)) = chosen else {
             // Every head waits for credits: wake at the earliest return on its way, or mark
             // the port so that the next return wakes it.
-            let next = (0..vcs).filter(|&v| !self.outq.is_empty(pi * vcs + v)).filter_map(|v| self.credits.next_return(pi * vcs + v)).min();
+            let next = (0..vcs)
+                .filter(|&v| !self.outq.is_empty(pi * vcs + v))
+                .filter_map(|v| self.credits.next_return(pi * vcs + v))
+                .min();
             match next {
                 Some(t) if !self.port_wake[pi] => {
                     self.port_wake[pi] = true;

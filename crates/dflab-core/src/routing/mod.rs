@@ -3,16 +3,28 @@
 //! own output-queue occupancy and used credits) plus the packet header it may write.
 //! Per-router state (tables, counters) lives inside the routing value, indexed by router.
 
+pub mod adaptive;
+pub mod feedback;
 pub mod minimal;
+pub mod par;
 pub mod paths;
+pub mod q_adaptive;
+pub mod q_routing;
+pub mod q_table;
+pub mod ugal;
+pub mod ugal_global;
+pub mod ugal_l;
 pub mod valiant;
 
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::config::RoutingConfig;
 use crate::error::{Error, Result};
 use crate::network::{CreditLedger, Packet};
 use crate::topology::Topology;
 use crate::units::Time;
+
+pub use feedback::Feedback;
 
 pub type Rng = Xoshiro256PlusPlus;
 
@@ -111,6 +123,21 @@ pub trait Routing: Send {
     fn max_hops(&self) -> u32;
     /// Choose the output port and VC for `pkt` at the head of an input VC of `view.router`.
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop;
+
+    /// Learning routings return true to receive the feedback hooks below (the engine skips
+    /// them otherwise, so they cost nothing to the others).
+    fn wants_feedback(&self) -> bool {
+        false
+    }
+
+    /// `pkt`, which arrived from another router, leaves `view.router`'s input buffer now. The
+    /// returned feedback travels back to the upstream router (see [`feedback`]).
+    fn feedback(&mut self, _view: &RouterView, _pkt: &Packet) -> Option<Feedback> {
+        None
+    }
+
+    /// Feedback sent by the downstream router arrives at `router` on its output `port`.
+    fn on_feedback(&mut self, _router: u32, _port: u16, _fb: &Feedback, _now: Time) {}
 }
 
 /// Registry of the algorithms dflab implements, by their papers' names.
@@ -119,17 +146,42 @@ pub enum Algorithm {
     Min,
     ValG,
     ValN,
+    /// UGALg: UGAL with Valiant to a group (reference `ugal-g` / `ugal-3vc`).
+    UgalGroup,
+    /// UGALn: UGAL with Valiant to a router (reference `ugal-n` / `ugal-4vc`).
+    UgalNode,
+    /// UGAL-L: hop-weighted UGAL with local information (ICS'24 Algorithm 1).
+    UgalLocal,
+    /// UGAL-G: UGAL with global information, an oracle.
+    UgalGlobal,
+    /// PAR: progressive adaptive routing.
+    Par,
+    /// Q-adaptive (HPDC'21): two-level Q-tables, decisions at the source and the first
+    /// intermediate-group router.
+    QAdaptive,
+    /// Q-routing (Boyan & Littman) with the `max_q` hop limit.
+    QRouting,
 }
 
-pub const ALGORITHM_NAMES: &[&str] = &["MIN", "VALg", "VALn"];
+pub const ALGORITHM_NAMES: &[&str] =
+    &["MIN", "VALg", "VALn", "UGALg", "UGALn", "UGAL-L", "UGAL-G", "PAR", "Q-adaptive", "Q-routing"];
 
 impl Algorithm {
-    /// Case-insensitive, as users type them.
+    /// Case-insensitive, as users type them. Beware: the Q-adaptive reference code calls UGALg
+    /// `ugal-g`; here `UGAL-G` (any case) is the global-information oracle, and the reference's
+    /// UGALg is `UGALg` or its other reference name `ugal-3vc`.
     pub fn parse(name: &str) -> Result<Algorithm> {
         match name.trim().to_ascii_lowercase().as_str() {
             "min" | "minimal" => Ok(Algorithm::Min),
             "valg" => Ok(Algorithm::ValG),
             "valn" | "val" | "valiant" => Ok(Algorithm::ValN),
+            "ugalg" | "ugal-3vc" => Ok(Algorithm::UgalGroup),
+            "ugaln" | "ugal-n" | "ugal-4vc" => Ok(Algorithm::UgalNode),
+            "ugal-l" => Ok(Algorithm::UgalLocal),
+            "ugal-g" => Ok(Algorithm::UgalGlobal),
+            "par" => Ok(Algorithm::Par),
+            "q-adaptive" | "qadaptive" => Ok(Algorithm::QAdaptive),
+            "q-routing" | "qrouting" => Ok(Algorithm::QRouting),
             _ => Err(Error::config(
                 "routing.algorithm",
                 format!("'{name}' is not allowed; allowed: {}", ALGORITHM_NAMES.join(", ")),
@@ -142,17 +194,91 @@ impl Algorithm {
             Algorithm::Min => "MIN",
             Algorithm::ValG => "VALg",
             Algorithm::ValN => "VALn",
+            Algorithm::UgalGroup => "UGALg",
+            Algorithm::UgalNode => "UGALn",
+            Algorithm::UgalLocal => "UGAL-L",
+            Algorithm::UgalGlobal => "UGAL-G",
+            Algorithm::Par => "PAR",
+            Algorithm::QAdaptive => "Q-adaptive",
+            Algorithm::QRouting => "Q-routing",
         }
     }
 
+    /// The algorithm with default knobs (`RoutingConfig::default()`).
     pub fn build(self, topo: &Topology) -> Box<dyn Routing> {
+        self.build_with(topo, &RoutingConfig::default())
+    }
+
+    /// The algorithm as the experiment configures it: routing knobs, and for the learning
+    /// routings the network's link latencies (initial Q values). What the engine calls.
+    pub fn build_for(self, topo: &Topology, exp: &crate::config::Experiment) -> Box<dyn Routing> {
+        match self {
+            Algorithm::QAdaptive | Algorithm::QRouting => self.build_learning(topo, &exp.routing, &exp.network),
+            _ => self.build_with(topo, &exp.routing),
+        }
+    }
+
+    fn build_learning(
+        self,
+        topo: &Topology,
+        cfg: &RoutingConfig,
+        net: &crate::config::NetworkConfig,
+    ) -> Box<dyn Routing> {
+        let params = q_table::QParams::from_config(cfg, net);
+        if self == Algorithm::QAdaptive {
+            Box::new(q_adaptive::QAdaptive::new(topo, params))
+        } else {
+            Box::new(q_routing::QRouting::new(topo, params))
+        }
+    }
+
+    /// The algorithm with the knobs of `cfg` (`cfg.algorithm` is ignored: `self` is the
+    /// algorithm). `cfg` must have passed `Experiment::validate`.
+    pub fn build_with(self, topo: &Topology, cfg: &RoutingConfig) -> Box<dyn Routing> {
+        let params = adaptive::Params::from_config(cfg);
         match self {
             Algorithm::Min => Box::new(minimal::Minimal::new(topo)),
             Algorithm::ValG => Box::new(valiant::Valiant::to_group(topo)),
             Algorithm::ValN => Box::new(valiant::Valiant::to_router(topo)),
+            Algorithm::UgalGroup => Box::new(ugal::Ugal::to_group(params)),
+            Algorithm::UgalNode => Box::new(ugal::Ugal::to_router(params)),
+            Algorithm::UgalLocal => Box::new(ugal_l::UgalL::new(cfg)),
+            Algorithm::UgalGlobal => Box::new(ugal_global::UgalGlobal::new(topo, cfg)),
+            Algorithm::Par => Box::new(par::Par::new(params)),
+            // Initial Q values come from the link latencies; `build_for` passes the experiment's
+            // network, this path the default (HPDC'21) network.
+            Algorithm::QAdaptive | Algorithm::QRouting => {
+                self.build_learning(topo, cfg, &crate::config::NetworkConfig::default())
+            }
         }
     }
 }
 
 #[cfg(test)]
 pub(crate) mod testkit;
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_name_parses_back_case_insensitively() {
+        for &name in ALGORITHM_NAMES {
+            assert_eq!(Algorithm::parse(name).unwrap().name(), name);
+            assert_eq!(Algorithm::parse(&name.to_uppercase()).unwrap().name(), name);
+            assert_eq!(Algorithm::parse(&format!(" {} ", name.to_lowercase())).unwrap().name(), name);
+        }
+    }
+
+    #[test]
+    fn reference_aliases_and_the_ugal_g_pitfall() {
+        // [D]'s names for UGALg/UGALn; [M]'s `ugal-n`. `ugal-g` is the oracle here, not [M]'s UGALg.
+        assert_eq!(Algorithm::parse("ugal-3vc").unwrap(), Algorithm::UgalGroup);
+        assert_eq!(Algorithm::parse("ugal-4vc").unwrap(), Algorithm::UgalNode);
+        assert_eq!(Algorithm::parse("ugal-n").unwrap(), Algorithm::UgalNode);
+        assert_eq!(Algorithm::parse("UGAL-G").unwrap(), Algorithm::UgalGlobal);
+        assert_eq!(Algorithm::parse("UGALg").unwrap(), Algorithm::UgalGroup);
+        let err = Algorithm::parse("ugal").unwrap_err().to_string();
+        assert!(err.starts_with("routing.algorithm") && err.contains("UGAL-L"), "{err}");
+    }
+}

@@ -12,16 +12,8 @@ use crate::network::Packet;
 /// First port of a minimal path from this router to group `target` (≠ own group).
 #[inline]
 pub fn port_to_group(view: &RouterView, target: u32, rng: &mut Rng) -> u16 {
-    let topo = view.topo;
-    let gws = topo.gateways(view.group, target);
-    let gp = topo.first_global_port();
-    let first_hop = |&(r, k): &(u16, u16)| -> u16 {
-        if r as u32 == view.index {
-            gp + k
-        } else {
-            topo.local_port(view.index, r as u32)
-        }
-    };
+    let gws = view.topo.gateways(view.group, target);
+    let first_hop = |&gw: &(u16, u16)| port_to_gateway(view, gw);
     if gws.len() == 1 {
         return first_hop(&gws[0]);
     }
@@ -46,6 +38,17 @@ pub fn port_to_group(view: &RouterView, target: u32, rng: &mut Rng) -> u16 {
         pj
     } else {
         pi
+    }
+}
+
+/// First port toward the global link `(router index, global slot)` of this router's group:
+/// the link itself if this router owns it, else the local hop to its owner.
+#[inline]
+pub fn port_to_gateway(view: &RouterView, (r, k): (u16, u16)) -> u16 {
+    if r as u32 == view.index {
+        view.topo.first_global_port() + k
+    } else {
+        view.topo.local_port(view.index, r as u32)
     }
 }
 

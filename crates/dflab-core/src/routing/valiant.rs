@@ -17,9 +17,7 @@
 //! The path after the source router is [`Layout::next_hop`]; the adaptive routings (UGALg,
 //! UGALn, UGAL-L, UGAL-G, PAR) reuse it with their own VC numbers once they have decided.
 
-use super::paths::{
-    in_destination_group, port_to_group, port_to_router, random_intermediate_router,
-};
+use super::paths::{in_destination_group, port_to_group, port_to_router, random_intermediate_router};
 use super::{Hop, Rng, RouterView, Routing};
 use crate::network::Packet;
 use crate::topology::Topology;
@@ -47,22 +45,12 @@ pub struct Layout {
 }
 
 /// VALn, UGALn and UGAL-L (qadaptive-reference.md §2 table).
-pub const LAYOUT_N: Layout = Layout {
-    to_router: true,
-    to_group: 0,
-    to_inter_router: 1,
-    to_destination: 2,
-    destination: 3,
-};
+pub const LAYOUT_N: Layout =
+    Layout { to_router: true, to_group: 0, to_inter_router: 1, to_destination: 2, destination: 3 };
 
 /// VALg, UGALg and UGAL-G. `to_inter_router` is never used.
-pub const LAYOUT_G: Layout = Layout {
-    to_router: false,
-    to_group: 0,
-    to_inter_router: 0,
-    to_destination: 1,
-    destination: 2,
-};
+pub const LAYOUT_G: Layout =
+    Layout { to_router: false, to_group: 0, to_inter_router: 0, to_destination: 1, destination: 2 };
 
 impl Layout {
     pub fn vcs(&self) -> usize {
@@ -87,16 +75,9 @@ impl Layout {
         }
         if pkt.phase == TO_INTERMEDIATE_GROUP {
             if view.group != pkt.inter_group {
-                return Hop {
-                    port: port_to_group(view, pkt.inter_group, rng),
-                    vc: self.to_group,
-                };
+                return Hop { port: port_to_group(view, pkt.inter_group, rng), vc: self.to_group };
             }
-            pkt.phase = if self.to_router {
-                TO_INTERMEDIATE_ROUTER
-            } else {
-                TO_DESTINATION
-            };
+            pkt.phase = if self.to_router { TO_INTERMEDIATE_ROUTER } else { TO_DESTINATION };
         }
         if pkt.phase == TO_INTERMEDIATE_ROUTER {
             if view.router != pkt.inter_router {
@@ -107,10 +88,7 @@ impl Layout {
             }
             pkt.phase = TO_DESTINATION;
         }
-        Hop {
-            port: port_to_group(view, dst_group, rng),
-            vc: self.to_destination,
-        }
+        Hop { port: port_to_group(view, dst_group, rng), vc: self.to_destination }
     }
 }
 

@@ -1,0 +1,232 @@
+//! Q-adaptive (Kang, Wang, Lan, HPDC'21), as the public reference code behaves
+//! (qadaptive-reference.md §1.2–1.6, mode `destG_srcN` + `src_mid_group_q`, `max_hops = 1`).
+//!
+//! * **Table** per router: rows = (destination group other than the own group, own group
+//!   skipped) × (source node mod p), columns = every non-host port (`port − p`, locals first).
+//!   Values in ns. Initial value: the global link latency on the router's own global port(s) to
+//!   that group, global + local latency everywhere else (300 / 330 ns for `qadaptive-1056`).
+//! * **Learning**: the downstream router S returns `hop_delay` (arrival at R's input → arrival
+//!   at S's input) and S's estimate, min over all of S's non-host ports of its row (0 in the
+//!   destination group, where feedback is sent only for packets that arrived on a global port).
+//!   R updates the column of the port it used with the hysteretic rule of [`QParams::learn`].
+//! * **Decisions** only at the source router (argmin over all non-host ports vs the minimal
+//!   port, relative threshold `q_thld1`) and at the first router of an intermediate group
+//!   (its direct link to the destination group if it has one; else a random other router of the
+//!   group vs the minimal port, threshold `q_thld2`). ε-greedy at those two points only, uniform
+//!   over the non-host ports. Everything else is minimal.
+//! * **VCs**: VC = router hops taken so far; 5 VCs, at most 5 router hops.
+
+use rand::Rng as _;
+
+use super::paths::{in_destination_group, port_to_group, port_to_router};
+use super::q_table::{argmin, connected, random_port, QParams, QTables};
+use super::{Feedback, Hop, Rng, RouterView, Routing};
+use crate::network::Packet;
+use crate::topology::Topology;
+
+pub struct QAdaptive {
+    pub params: QParams,
+    pub tables: QTables,
+    p: usize,
+    a: usize,
+    first_global: u16,
+}
+
+impl QAdaptive {
+    pub fn new(topo: &Topology, params: QParams) -> QAdaptive {
+        let (p, g) = (topo.p, topo.g);
+        let cols = topo.radix - p;
+        let rows = (g - 1) * p;
+        let far = params.global_latency_ns + params.local_latency_ns;
+        let mut tables = QTables::new(topo.routers(), rows, cols, far);
+        let fg = topo.first_global_port();
+        for r in 0..topo.routers() as u32 {
+            let own = topo.group_of(r);
+            for port in fg..topo.radix as u16 {
+                let col = (port as usize) - p;
+                let dest = topo.global_port_group(r, port);
+                if !connected(topo, r, port) {
+                    for row in 0..rows {
+                        tables.set(r, row, col, f64::INFINITY);
+                    }
+                    continue;
+                }
+                let dg = rel_group(dest, own);
+                for s in 0..p {
+                    tables.set(r, dg * p + s, col, params.global_latency_ns);
+                }
+            }
+        }
+        QAdaptive { params, tables, p, a: topo.a, first_global: fg }
+    }
+
+    /// Table row for a packet from node `src` to group `dst_group` at a router of `own` group.
+    #[inline]
+    pub fn row(&self, own: u32, dst_group: u32, src: u32) -> usize {
+        rel_group(dst_group, own) * self.p + (src as usize % self.p)
+    }
+
+    #[inline]
+    fn q(&self, router: u32, row: usize, port: u16) -> f64 {
+        self.tables.get(router, row, port as usize - self.p)
+    }
+
+    /// Take `min_port` unless `cand` is better by at least the relative threshold
+    /// (`ΔV = (Q_min − Q_cand)/Q_min`, minimal iff ΔV < thld).
+    #[inline]
+    fn threshold(&self, router: u32, row: usize, min_port: u16, cand: u16, thld: f64) -> u16 {
+        if cand == min_port {
+            return min_port;
+        }
+        let qm = self.q(router, row, min_port);
+        if qm <= 0.0 {
+            return min_port;
+        }
+        let dv = (qm - self.q(router, row, cand)) / qm;
+        if dv < thld {
+            min_port
+        } else {
+            cand
+        }
+    }
+
+    /// ε-greedy: with probability ε, a uniformly random non-host port instead of `chosen`.
+    #[inline]
+    fn explore(&self, view: &RouterView, chosen: u16, rng: &mut Rng) -> u16 {
+        if self.params.epsilon > 0.0 && rng.gen::<f64>() < self.params.epsilon {
+            random_port(view, rng)
+        } else {
+            chosen
+        }
+    }
+}
+
+/// Index of group `g` among the groups other than `own`.
+#[inline]
+fn rel_group(g: u32, own: u32) -> usize {
+    debug_assert_ne!(g, own);
+    (if g > own { g - 1 } else { g }) as usize
+}
+
+impl Routing for QAdaptive {
+    fn vcs(&self) -> usize {
+        5
+    }
+
+    fn max_hops(&self) -> u32 {
+        5
+    }
+
+    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        let topo = view.topo;
+        let h = pkt.hops;
+        let dst_group = topo.group_of(pkt.dst_router);
+        if view.group == dst_group {
+            pkt.estimate = 0.0;
+            return in_destination_group(view, pkt, h);
+        }
+        let row = self.row(view.group, dst_group, pkt.src);
+        let qrow = self.tables.row(view.router, row);
+        let best = argmin(qrow);
+        // Off-policy bootstrap: S's estimate is its best value even when it must go minimally.
+        pkt.estimate = qrow[best];
+        let best_port = (best + self.p) as u16;
+        let min_port = port_to_group(view, dst_group, rng);
+        let src_group = topo.group_of(topo.router_of_node(pkt.src));
+        let port = if h == 0 {
+            // Source router.
+            let chosen = self.threshold(view.router, row, min_port, best_port, self.params.thld1);
+            let port = self.explore(view, chosen, rng);
+            if port != min_port {
+                pkt.nonminimal = true;
+            }
+            port
+        } else if h == 1 && view.group != src_group {
+            // First router of an intermediate group (reached by the source router's global hop).
+            pkt.nonminimal = true;
+            pkt.inter_group = view.group;
+            if min_port >= self.first_global {
+                min_port
+            } else {
+                let mut t = rng.gen_range(0..self.a as u32 - 1);
+                if t >= view.index {
+                    t += 1;
+                }
+                let cand = port_to_router(view, t);
+                let chosen = self.threshold(view.router, row, min_port, cand, self.params.thld2);
+                self.explore(view, chosen, rng)
+            }
+        } else {
+            min_port
+        };
+        Hop { port, vc: h }
+    }
+
+    fn wants_feedback(&self) -> bool {
+        true
+    }
+
+    fn feedback(&mut self, view: &RouterView, pkt: &Packet) -> Option<Feedback> {
+        let in_dest_group = view.group == view.topo.group_of(pkt.dst_router);
+        if in_dest_group && view.in_port < self.first_global {
+            return None;
+        }
+        Some(Feedback {
+            dst: pkt.dst,
+            src: pkt.src,
+            hop_delay: pkt.arrival - pkt.prev_arrival,
+            estimate: if in_dest_group { 0.0 } else { pkt.estimate },
+        })
+    }
+
+    fn on_feedback(&mut self, router: u32, port: u16, fb: &Feedback, _now: crate::units::Time) {
+        let a = self.a as u32;
+        let own = router / a;
+        let dst_group = fb.dst / (self.p as u32 * a);
+        if dst_group == own {
+            return;
+        }
+        let row = self.row(own, dst_group, fb.src);
+        let col = port as usize - self.p;
+        let q = self.tables.get(router, row, col);
+        let v = self.params.learn(q, self.params.target(fb));
+        self.tables.set(router, row, col, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::testkit::{walk, Net};
+
+    #[test]
+    fn eps_zero_paths_stay_within_five_hops_and_vc_is_the_hop_index() {
+        let net = Net::new(4, 8, 4, 1);
+        let mut alg = QAdaptive::new(&net.topo, QParams { epsilon: 0.0, ..QParams::default() });
+        for (src, dst) in net.sample_pairs(3000, 3) {
+            let path = walk(&net, &mut alg, src, dst, src as u64);
+            // Untrained tables: every decision keeps the minimal path.
+            let sr = net.topo.router_of_node(src);
+            let dr = net.topo.router_of_node(dst);
+            assert_eq!(path.len() as u32, net.topo.min_hops(sr, dr));
+            for (i, s) in path.iter().enumerate() {
+                assert_eq!(s.vc as usize, i);
+            }
+        }
+    }
+
+    #[test]
+    fn full_exploration_stays_within_five_hops() {
+        let net = Net::new(4, 8, 4, 1);
+        let mut alg = QAdaptive::new(&net.topo, QParams { epsilon: 1.0, ..QParams::default() });
+        let mut longest = 0;
+        for (i, (src, dst)) in net.sample_pairs(5000, 4).into_iter().enumerate() {
+            let path = walk(&net, &mut alg, src, dst, i as u64);
+            longest = longest.max(path.len());
+            for (i, s) in path.iter().enumerate() {
+                assert_eq!(s.vc as usize, i);
+            }
+        }
+        assert_eq!(longest, 5, "ε = 1 must reach the 5-hop worst case");
+    }
+}

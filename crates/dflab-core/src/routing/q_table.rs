@@ -1,0 +1,183 @@
+//! What Q-adaptive and Q-routing share: the per-router Q-tables, the (hysteretic) learning rule,
+//! the knobs read from the configuration, and the routing-state memory model.
+//!
+//! Values are nanoseconds held in `f64`. With `routing.q_truncate = true` (the default) every
+//! update is truncated toward zero to an integer, as the reference code stores its tables as
+//! `int64` (qadaptive-reference.md §1.4), and the hop delay is taken in whole nanoseconds (the
+//! reference time-stamps with the simulator's integer ns clock).
+
+use rand::Rng as _;
+
+use super::{Feedback, Rng, RouterView};
+use crate::config::{NetworkConfig, QUpdate, RoutingConfig};
+use crate::topology::{Topology, NONE};
+use crate::units::Time;
+
+/// The learning knobs of `RoutingConfig`, plus the link latencies used for initial values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QParams {
+    /// α, applied when the target is below the current value (good news).
+    pub alpha: f64,
+    /// β, applied when the target is at or above the current value (bad news).
+    pub beta: f64,
+    pub epsilon: f64,
+    pub thld1: f64,
+    pub thld2: f64,
+    /// Q-routing: router hops decided by the table before the packet goes minimally.
+    pub max_q: u32,
+    pub truncate: bool,
+    pub local_latency_ns: f64,
+    pub global_latency_ns: f64,
+}
+
+impl QParams {
+    pub fn from_config(r: &RoutingConfig, n: &NetworkConfig) -> QParams {
+        let beta = match r.q_update {
+            QUpdate::Hysteretic => r.learning_rate2,
+            QUpdate::Plain => r.learning_rate,
+        };
+        QParams {
+            alpha: r.learning_rate,
+            beta,
+            epsilon: r.epsilon,
+            thld1: r.q_thld1,
+            thld2: r.q_thld2,
+            max_q: r.max_q as u32,
+            truncate: r.q_truncate,
+            local_latency_ns: n.local_latency_ns,
+            global_latency_ns: n.global_latency_ns,
+        }
+    }
+}
+
+impl Default for QParams {
+    fn default() -> QParams {
+        QParams::from_config(&RoutingConfig::default(), &NetworkConfig::default())
+    }
+}
+
+impl QParams {
+    /// Hysteretic Q-learning for costs, no discount (qadaptive-reference.md §1.4):
+    /// `Δ = target − q`; `q + α·Δ` if Δ < 0, else `q + β·Δ`; truncated if configured.
+    #[inline]
+    pub fn learn(&self, q: f64, target: f64) -> f64 {
+        let d = target - q;
+        let v = if d < 0.0 { q + self.alpha * d } else { q + self.beta * d };
+        if self.truncate {
+            v.trunc()
+        } else {
+            v
+        }
+    }
+
+    /// The feedback's `hop_delay + estimate` in ns (the hop delay in whole ns when truncating).
+    #[inline]
+    pub fn target(&self, fb: &Feedback) -> f64 {
+        hop_delay_ns(fb.hop_delay, self.truncate) + fb.estimate
+    }
+}
+
+#[inline]
+fn hop_delay_ns(ps: Time, whole: bool) -> f64 {
+    if whole {
+        (ps / 1000) as f64
+    } else {
+        ps as f64 / 1000.0
+    }
+}
+
+/// One `rows × cols` table per router, columns = the non-host ports (`port − p`). Columns of
+/// unconnected global ports hold +∞ and are never chosen.
+#[derive(Debug, Clone)]
+pub struct QTables {
+    pub rows: usize,
+    pub cols: usize,
+    data: Vec<f64>,
+}
+
+impl QTables {
+    pub fn new(routers: usize, rows: usize, cols: usize, init: f64) -> QTables {
+        QTables { rows, cols, data: vec![init; routers * rows * cols] }
+    }
+
+    #[inline]
+    fn base(&self, router: u32, row: usize) -> usize {
+        (router as usize * self.rows + row) * self.cols
+    }
+
+    #[inline]
+    pub fn row(&self, router: u32, row: usize) -> &[f64] {
+        let b = self.base(router, row);
+        &self.data[b..b + self.cols]
+    }
+
+    #[inline]
+    pub fn row_mut(&mut self, router: u32, row: usize) -> &mut [f64] {
+        let b = self.base(router, row);
+        &mut self.data[b..b + self.cols]
+    }
+
+    #[inline]
+    pub fn get(&self, router: u32, row: usize, col: usize) -> f64 {
+        self.data[self.base(router, row) + col]
+    }
+
+    #[inline]
+    pub fn set(&mut self, router: u32, row: usize, col: usize, v: f64) {
+        let b = self.base(router, row);
+        self.data[b + col] = v;
+    }
+
+    pub fn entries_per_router(&self) -> usize {
+        self.rows * self.cols
+    }
+}
+
+/// Column of the smallest value; ties go to the lowest column (= lowest port).
+#[inline]
+pub fn argmin(row: &[f64]) -> usize {
+    let mut best = 0;
+    for (c, &v) in row.iter().enumerate().skip(1) {
+        if v < row[best] {
+            best = c;
+        }
+    }
+    best
+}
+
+/// Whether a non-host port of `router` leads anywhere.
+#[inline]
+pub fn connected(topo: &Topology, router: u32, port: u16) -> bool {
+    port < topo.first_global_port() || topo.global_port_group(router, port) != NONE
+}
+
+/// A non-host port drawn uniformly among the connected ones (ε-greedy exploration).
+pub fn random_port(view: &RouterView, rng: &mut Rng) -> u16 {
+    let topo = view.topo;
+    let (lo, hi) = (topo.p as u16, topo.radix as u16);
+    loop {
+        let port = rng.gen_range(lo..hi);
+        if connected(topo, view.router, port) {
+            return port;
+        }
+    }
+}
+
+/// Bytes of routing state per router of the reference implementations: one `int64` per table
+/// entry (dflab holds the same entries as `f64`, also 8 bytes).
+pub const BYTES_PER_ENTRY: usize = 8;
+
+/// Table entries per router of Q-adaptive's two-level table: `(g−1)·p` rows × `(k−p)` columns.
+pub fn q_adaptive_entries(topo: &Topology) -> usize {
+    (topo.g - 1) * topo.p * (topo.radix - topo.p)
+}
+
+/// Table entries per router of Q-routing: one row per other router, `(g·a−1)` × `(k−p)`.
+pub fn q_routing_entries(topo: &Topology) -> usize {
+    (topo.g * topo.a - 1) * (topo.radix - topo.p)
+}
+
+/// Routing-state bytes per router: (Q-adaptive, Q-routing).
+pub fn state_bytes_per_router(topo: &Topology) -> (usize, usize) {
+    (q_adaptive_entries(topo) * BYTES_PER_ENTRY, q_routing_entries(topo) * BYTES_PER_ENTRY)
+}

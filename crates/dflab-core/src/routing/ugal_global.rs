@@ -1,0 +1,225 @@
+//! UGAL-G — UGAL with global information. **ORACLE**: it reads the queues of other routers
+//! instantly ([`RouterView::remote_occupancy`]), which no router can do; it is an idealised
+//! reference point (Kim et al. ISCA'08), not a realisable routing.
+//!
+//! Definition implemented: SST/macro's `dragonfly_ugalG` (commit 79bf8c68, `ugal_routing.cc`;
+//! baseline-algorithms.md §1.1), decided once at the source router:
+//! 1. the load of a global link is the occupancy of its output port at the router that owns it
+//!    (output-buffer flits + used credits, all VCs);
+//! 2. for every group I other than the source and destination groups,
+//!    `cost(I) = least-loaded link (source group → I) + least-loaded link (I → destination)`;
+//!    the cheapest I is the candidate (ties drawn uniformly);
+//! 3. minimal iff the least-loaded link from the source group to the destination group is no
+//!    more loaded than that cost.
+//!
+//! Only global links count: no local queues, no hop weighting. The first hop heads for the
+//! chosen link (this router's own port or the local hop to its owner); later routers choose
+//! their own minimal ports, which with one link per group pair is that same link.
+//!
+//! Path: Valiant to the *group* (as SST/macro), with UGALg's VC layout (VC0 to the intermediate
+//! group, VC1 from it and on the minimal path, VC2 in the destination group — so UGAL-G and
+//! UGALg differ only in their decision). SST/macro numbers VCs by global hops taken instead;
+//! both orders are acyclic. 3 VCs, at most 5 router hops. `routing.intermediate` does not
+//! apply (every group is evaluated). With `routing.intra_group = "adaptive"`, an intra-group
+//! packet compares the direct local link with a detour through a random third router, the
+//! detour's cost being both of its local links.
+
+use rand::Rng as _;
+
+use super::adaptive::route_intra_group;
+use super::paths::port_to_gateway;
+use super::valiant::{Layout, LAYOUT_G, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
+use super::{Hop, Rng, RouterView, Routing};
+use crate::config::{IntraGroup, RoutingConfig};
+use crate::network::Packet;
+use crate::topology::Topology;
+
+const LAYOUT: Layout = LAYOUT_G;
+
+pub struct UgalGlobal {
+    intra_group: IntraGroup,
+    /// Scratch: cost per intermediate group of the current decision.
+    costs: Vec<u32>,
+}
+
+/// Load of output `port` of `router`, read remotely.
+fn remote_port_load(view: &RouterView, router: u32, port: u16) -> u32 {
+    (0..view.vcs).map(|vc| view.remote_occupancy(router, port, vc)).sum()
+}
+
+/// The least-loaded global link from group `from` to group `to` (the first of equals).
+fn least_loaded_link(view: &RouterView, from: u32, to: u32) -> (u32, (u16, u16)) {
+    let topo = view.topo;
+    let mut best = (u32::MAX, (0, 0));
+    for &(r, k) in topo.gateways(from, to) {
+        let load = remote_port_load(view, from * topo.a as u32 + r as u32, topo.first_global_port() + k);
+        if load < best.0 {
+            best = (load, (r, k));
+        }
+    }
+    best
+}
+
+impl UgalGlobal {
+    pub fn new(topo: &Topology, cfg: &RoutingConfig) -> UgalGlobal {
+        UgalGlobal { intra_group: cfg.intra_group, costs: vec![u32::MAX; topo.g] }
+    }
+
+    fn decide_at_source(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        let topo = view.topo;
+        let (src_group, dst_group) = (view.group, topo.group_of(pkt.dst_router));
+        pkt.phase = TO_DESTINATION;
+        if src_group == dst_group {
+            let dst_index = topo.index_in_group(pkt.dst_router);
+            return route_intra_group(view, pkt, self.intra_group, LAYOUT.to_group, LAYOUT.destination, rng, |m, n| {
+                let (mid, _) = topo.peer(view.router, n).expect("local ports are connected");
+                let onward = topo.local_port(topo.index_in_group(mid), dst_index);
+                view.port_occupancy(n) + remote_port_load(view, mid, onward) < view.port_occupancy(m)
+            });
+        }
+        let (direct, direct_link) = least_loaded_link(view, src_group, dst_group);
+        let mut best = u32::MAX;
+        for (i, cost) in self.costs.iter_mut().enumerate() {
+            let i = i as u32;
+            *cost = if i == src_group || i == dst_group {
+                u32::MAX
+            } else {
+                least_loaded_link(view, src_group, i).0 + least_loaded_link(view, i, dst_group).0
+            };
+            best = best.min(*cost);
+        }
+        if best < direct {
+            let ties = self.costs.iter().filter(|&&c| c == best).count();
+            let pick = rng.gen_range(0..ties);
+            let inter = (0..self.costs.len() as u32)
+                .filter(|&i| self.costs[i as usize] == best)
+                .nth(pick)
+                .expect("the best cost is attained by some group");
+            let (_, link) = least_loaded_link(view, src_group, inter);
+            pkt.inter_group = inter;
+            pkt.phase = TO_INTERMEDIATE_GROUP;
+            pkt.nonminimal = true;
+            return Hop { port: port_to_gateway(view, link), vc: LAYOUT.to_group };
+        }
+        Hop { port: port_to_gateway(view, direct_link), vc: LAYOUT.to_destination }
+    }
+}
+
+impl Routing for UgalGlobal {
+    fn vcs(&self) -> usize {
+        LAYOUT.vcs()
+    }
+
+    fn max_hops(&self) -> u32 {
+        5
+    }
+
+    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        if view.is_source_router() && pkt.hops == 0 {
+            return self.decide_at_source(view, pkt, rng);
+        }
+        LAYOUT.next_hop(view, pkt, rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::testkit::{walk_pkt, Net};
+    use crate::topology::LinkClass;
+
+    /// A node of group 5; from node 0 the minimal path uses router 1's link to group 5, which
+    /// router 0 cannot see locally.
+    const FAR: u32 = 5 * 32 + 6;
+
+    fn alg(net: &Net) -> UgalGlobal {
+        UgalGlobal::new(&net.topo, &RoutingConfig::default())
+    }
+
+    /// Put `flits` on every global link from group `from` to group `to`.
+    fn load_link(net: &mut Net, from: u32, to: u32, flits: u32) {
+        let gws: Vec<(u16, u16)> = net.topo.gateways(from, to).to_vec();
+        for (r, k) in gws {
+            let router = from * net.topo.a as u32 + r as u32;
+            net.set_used_credits(router, net.topo.first_global_port() + k, 0, flits);
+        }
+    }
+
+    #[test]
+    fn remote_congestion_on_the_minimal_global_link_diverts() {
+        let mut net = Net::new(4, 8, 4, 1);
+        let mut ugal = alg(&net);
+        for seed in 0..50 {
+            assert!(!walk_pkt(&net, &mut ugal, 0, FAR, seed).1.nonminimal);
+        }
+        // Router 1's link to group 5 holds 8 flits; every Valiant path costs 0.
+        load_link(&mut net, 0, 5, 8);
+        for seed in 0..200 {
+            let (path, pkt) = walk_pkt(&net, &mut ugal, 0, FAR, seed);
+            assert!(pkt.nonminimal);
+            assert!(path.len() <= 5);
+            assert_eq!(path[0].vc, 0);
+            assert!(![0, 5].contains(&pkt.inter_group));
+        }
+    }
+
+    #[test]
+    fn the_cost_includes_the_links_out_of_the_intermediate_group() {
+        // Every link toward group 5 from the other groups holds 3 flits; group 0's own link
+        // holds 2: every Valiant cost is 0 + 3 > 2, so minimal. At 4 flits it diverts.
+        let mut net = Net::new(4, 8, 4, 1);
+        for i in 1..33 {
+            if i != 5 {
+                load_link(&mut net, i, 5, 3);
+            }
+        }
+        load_link(&mut net, 0, 5, 2);
+        let mut ugal = alg(&net);
+        for seed in 0..100 {
+            let (path, pkt) = walk_pkt(&net, &mut ugal, 0, FAR, seed);
+            assert!(!pkt.nonminimal);
+            assert_eq!(path.iter().map(|h| h.vc).collect::<Vec<_>>(), [1, 1, 2]);
+        }
+        load_link(&mut net, 0, 5, 4);
+        assert!((0..100).all(|s| walk_pkt(&net, &mut ugal, 0, FAR, s).1.nonminimal));
+    }
+
+    #[test]
+    fn the_cheapest_intermediate_group_is_chosen() {
+        // All links out of group 0 hold 5 flits except the one to group 9, and every link into
+        // group 5 holds 5 except group 9's: only the path through group 9 costs 0.
+        let mut net = Net::new(4, 8, 4, 1);
+        for i in 1..33 {
+            if i != 9 {
+                load_link(&mut net, 0, i, 5);
+                if i != 5 {
+                    load_link(&mut net, i, 5, 5);
+                }
+            }
+        }
+        let mut ugal = alg(&net);
+        for seed in 0..100 {
+            let (path, pkt) = walk_pkt(&net, &mut ugal, 0, FAR, seed);
+            assert!(pkt.nonminimal);
+            assert_eq!(pkt.inter_group, 9);
+            let globals: Vec<u32> = path
+                .iter()
+                .filter(|h| net.topo.class_of_port(h.port) == LinkClass::Global)
+                .map(|h| net.topo.global_port_group(h.router, h.port))
+                .collect();
+            assert_eq!(globals, [9, 5]);
+        }
+    }
+
+    #[test]
+    fn ties_between_intermediate_groups_are_drawn_uniformly() {
+        let mut net = Net::new(4, 8, 4, 1);
+        load_link(&mut net, 0, 5, 1);
+        let mut ugal = alg(&net);
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..2000 {
+            seen.insert(walk_pkt(&net, &mut ugal, 0, FAR, seed).1.inter_group);
+        }
+        assert_eq!(seen.len(), 31);
+    }
+}

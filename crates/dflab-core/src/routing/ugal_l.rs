@@ -1,0 +1,297 @@
+//! UGAL-L — UGAL with local information in the hop-weighted form of Chaulagain & Yuan
+//! (ICS'24, Algorithm 1; after Kim et al. ISCA'08): route minimally iff
+//! `q_m · H_m <= q_nm · H_nm + b`.
+//!
+//! * `q`: output-buffer flits + used credits summed over every VC of the candidate's first port
+//!   at the source router (the congestion signal of design.md §2); when the best minimal and
+//!   the best non-minimal candidate share that port, only the VC each would take (VC2 and VC0)
+//!   — Kim'08's VC discrimination, as the Q-adaptive reference code does for UGALn.
+//! * `H`: router-to-router hops of the candidate path from this router: through the candidate's
+//!   gateway for a minimal path, `min_hops(S, I) + min_hops(I, D)` for a Valiant path through
+//!   the intermediate router I.
+//! * `b = routing.bias` in flits (default 0; positive favours minimal paths).
+//! * Candidates (default one of each): `routing.min_candidates` distinct gateways toward the
+//!   destination group (this router's own links if it has any, else any of the group's) and
+//!   `routing.nonmin_candidates` intermediate routers drawn by `routing.intermediate` (default:
+//!   uniform outside the source and destination groups). Each class keeps its candidate with
+//!   the smallest `q · H`; a tie keeps the first drawn. With one link per group pair there is a
+//!   single minimal path, so `min_candidates` only matters with parallel links.
+//! * One decision per packet at the source router; intra-group packets are minimal unless
+//!   `routing.intra_group = "adaptive"` (then `H_m = 1`, `H_nm = 2`).
+//!
+//! The ICS'24 experiments use Valiant to a *router* with 4 VCs (after Won et al.), so the path
+//! and VC layout are UGALn's: non-minimal VC0 to the intermediate group, VC1 to the
+//! intermediate router, VC2 from there (and on the minimal path) to the destination group, VC3
+//! inside it. At most 6 router hops.
+
+use rand::Rng as _;
+
+use super::adaptive::{candidate_occupancy, draw_intermediate, route_intra_group, Params};
+use super::paths::{port_to_gateway, port_to_group};
+use super::valiant::{Layout, LAYOUT_N, TO_DESTINATION};
+use super::{Hop, Rng, RouterView, Routing};
+use crate::config::RoutingConfig;
+use crate::network::Packet;
+
+const LAYOUT: Layout = LAYOUT_N;
+
+pub struct UgalL {
+    params: Params,
+    bias: f64,
+    min_candidates: usize,
+    nonmin_candidates: usize,
+}
+
+/// One candidate path: its first port, its length and its port's occupancy.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    port: u16,
+    hops: u32,
+    q: u32,
+}
+
+impl Candidate {
+    fn cost(&self) -> u64 {
+        self.q as u64 * self.hops as u64
+    }
+}
+
+/// Algorithm 1, line 1.
+#[inline]
+pub fn minimal_wins(q_m: u32, h_m: u32, q_nm: u32, h_nm: u32, bias: f64) -> bool {
+    (q_m as u64 * h_m as u64) as f64 <= (q_nm as u64 * h_nm as u64) as f64 + bias
+}
+
+impl UgalL {
+    pub fn new(cfg: &RoutingConfig) -> UgalL {
+        UgalL {
+            params: Params::from_config(cfg),
+            bias: cfg.bias,
+            min_candidates: cfg.min_candidates,
+            nonmin_candidates: cfg.nonmin_candidates,
+        }
+    }
+
+    /// The best of `min_candidates` gateways toward the destination group, drawn without
+    /// replacement (selection sampling, no allocation).
+    fn best_minimal(&self, view: &RouterView, pkt: &Packet, rng: &mut Rng) -> Candidate {
+        let topo = view.topo;
+        let gws = topo.gateways(view.group, topo.group_of(pkt.dst_router));
+        let own = gws.iter().filter(|gw| gw.0 as u32 == view.index).count();
+        let pool = gws.iter().filter(|gw| own == 0 || gw.0 as u32 == view.index);
+        let n = if own > 0 { own } else { gws.len() };
+        let mut wanted = self.min_candidates.min(n);
+        let mut best: Option<Candidate> = None;
+        for (i, &(r, k)) in pool.enumerate() {
+            if wanted == 0 {
+                break;
+            }
+            if wanted < n - i && rng.gen_range(0..n - i) >= wanted {
+                continue;
+            }
+            wanted -= 1;
+            let port = port_to_gateway(view, (r, k));
+            let gw_router = view.group * topo.a as u32 + r as u32;
+            let landing = topo.peer(gw_router, topo.first_global_port() + k).map_or(u32::MAX, |(pr, _)| pr);
+            let hops = (r as u32 != view.index) as u32 + 1 + (landing != pkt.dst_router) as u32;
+            let c = Candidate { port, hops, q: view.port_occupancy(port) };
+            if best.is_none_or(|b| c.cost() < b.cost()) {
+                best = Some(c);
+            }
+        }
+        best.expect("every pair of groups is connected")
+    }
+
+    /// The best of `nonmin_candidates` Valiant paths, with its intermediate router.
+    fn best_nonminimal(&self, view: &RouterView, pkt: &Packet, rng: &mut Rng) -> Option<(Candidate, u32)> {
+        let topo = view.topo;
+        let dst_group = topo.group_of(pkt.dst_router);
+        let mut best: Option<(Candidate, u32)> = None;
+        for _ in 0..self.nonmin_candidates {
+            let Some(ir) = draw_intermediate(view, self.params.intermediate, view.group, dst_group, rng) else {
+                continue;
+            };
+            let port = port_to_group(view, topo.group_of(ir), rng);
+            let hops = topo.min_hops(view.router, ir) + topo.min_hops(ir, pkt.dst_router);
+            let c = Candidate { port, hops, q: view.port_occupancy(port) };
+            if best.is_none_or(|(b, _)| c.cost() < b.cost()) {
+                best = Some((c, ir));
+            }
+        }
+        best
+    }
+
+    fn decide_at_source(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        let topo = view.topo;
+        pkt.phase = TO_DESTINATION;
+        if view.group == topo.group_of(pkt.dst_router) {
+            let bias = self.bias;
+            return route_intra_group(
+                view,
+                pkt,
+                self.params.intra_group,
+                LAYOUT.to_group,
+                LAYOUT.destination,
+                rng,
+                |m, n| !minimal_wins(view.port_occupancy(m), 1, view.port_occupancy(n), 2, bias),
+            );
+        }
+        let min = self.best_minimal(view, pkt, rng);
+        if let Some((nm, ir)) = self.best_nonminimal(view, pkt, rng) {
+            let (q_m, q_nm) = candidate_occupancy(view, min.port, nm.port, LAYOUT.to_destination, LAYOUT.to_group);
+            if !minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias) {
+                LAYOUT.start_valiant(topo, pkt, ir);
+                return Hop { port: nm.port, vc: LAYOUT.to_group };
+            }
+        }
+        Hop { port: min.port, vc: LAYOUT.to_destination }
+    }
+}
+
+impl Routing for UgalL {
+    fn vcs(&self) -> usize {
+        LAYOUT.vcs()
+    }
+
+    fn max_hops(&self) -> u32 {
+        6
+    }
+
+    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        if view.is_source_router() && pkt.hops == 0 {
+            return self.decide_at_source(view, pkt, rng);
+        }
+        LAYOUT.next_hop(view, pkt, rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::testkit::{walk_pkt, Net};
+
+    const FAR: u32 = 5 * 32 + 6; // group 5, router index 1: minimal path 0 -> router 1 -> group 5
+
+    fn cfg(bias: f64, nonmin: usize) -> RoutingConfig {
+        RoutingConfig { algorithm: "UGAL-L".into(), bias, nonmin_candidates: nonmin, ..RoutingConfig::default() }
+    }
+
+    #[test]
+    fn hop_weighting_against_the_bias() {
+        assert!(minimal_wins(0, 3, 0, 5, 0.0));
+        // 4 flits on a 3-hop minimal path (12) vs 2 flits on a 5-hop Valiant path (10).
+        assert!(!minimal_wins(4, 3, 2, 5, 0.0));
+        assert!(minimal_wins(4, 3, 2, 5, 2.0));
+        assert!(!minimal_wins(4, 3, 2, 5, 1.5));
+        // A negative bias favours the Valiant path.
+        assert!(!minimal_wins(1, 3, 0, 5, -1.0));
+    }
+
+    #[test]
+    fn empty_network_is_minimal_and_a_congested_minimal_port_diverts() {
+        let mut net = Net::new(4, 8, 4, 1);
+        let mut alg = UgalL::new(&cfg(0.0, 1));
+        for seed in 0..100 {
+            assert!(!walk_pkt(&net, &mut alg, 0, FAR, seed).1.nonminimal);
+        }
+        // 3 flits on the minimal local port (H_m = 3 when the link lands off router 1 of
+        // group 5): 9 > 0 for every Valiant candidate on an empty port.
+        let min_port = net.topo.local_port(0, 1);
+        net.set_used_credits(0, min_port, 0, 3);
+        for seed in 0..300 {
+            let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+            // Same port (intermediate behind router 1): per-VC, VC2 is empty -> minimal.
+            assert_eq!(pkt.nonminimal, path[0].port != min_port, "seed {seed}");
+        }
+    }
+
+    /// Router 0 of dfly(4,8,4,33) with `q_min` flits on the minimal port toward FAR and
+    /// `q_other` on every other non-host port (all on VC0).
+    fn loaded(q_min: u32, q_other: u32) -> (Net, u16) {
+        let mut net = Net::new(4, 8, 4, 1);
+        let min_port = net.topo.local_port(0, 1);
+        for port in net.topo.first_local_port()..net.topo.radix as u16 {
+            net.set_used_credits(0, port, 0, if port == min_port { q_min } else { q_other });
+        }
+        (net, min_port)
+    }
+
+    #[test]
+    fn hop_counts_weigh_the_occupancies() {
+        // The minimal path to FAR has H_m = 3 (local, global, local). Valiant paths through a
+        // router have 2 to 6 hops.
+        // q_m = 1, q_nm = 2: 3 < 2·H_nm for every H_nm >= 2, so always minimal.
+        let (net, _) = loaded(1, 2);
+        let mut alg = UgalL::new(&cfg(0.0, 1));
+        for seed in 0..300 {
+            assert!(!walk_pkt(&net, &mut alg, 0, FAR, seed).1.nonminimal, "seed {seed}");
+        }
+        // q_m = 2, q_nm = 1: minimal iff 6 <= H_nm + b. The unweighted reference rule would
+        // keep every packet minimal (2 <= floor(2·1)); here Valiant paths of at most 5 hops
+        // win, 6-hop ones lose, and a bias of 1 flit moves the cut to 4 hops.
+        let (net, min_port) = loaded(2, 1);
+        for (bias, longest) in [(0.0, 5), (1.0, 4)] {
+            let mut alg = UgalL::new(&cfg(bias, 1));
+            let (mut nonmin, mut min) = (0, 0);
+            for seed in 0..1000 {
+                let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+                if pkt.nonminimal {
+                    let h_nm =
+                        net.topo.min_hops(0, pkt.inter_router) + net.topo.min_hops(pkt.inter_router, pkt.dst_router);
+                    assert_eq!(path.len() as u32, h_nm);
+                    assert!(path.len() <= longest, "bias {bias}: {path:?}");
+                    nonmin += 1;
+                } else {
+                    assert_eq!(path[0].port, min_port);
+                    min += 1;
+                }
+            }
+            assert!(nonmin > 30 && min > 100, "bias {bias}: {nonmin} {min}");
+        }
+    }
+
+    #[test]
+    fn more_candidates_pick_the_least_loaded_valiant_port() {
+        // Congest every port of router 0 except the local port to router 7 (whose global links
+        // lead to groups 29-32); the minimal port (to router 1) carries the most.
+        let mut net = Net::new(4, 8, 4, 1);
+        let quiet = net.topo.local_port(0, 7);
+        let min_port = net.topo.local_port(0, 1);
+        for port in net.topo.first_local_port()..net.topo.radix as u16 {
+            if port != quiet {
+                net.set_used_credits(0, port, 0, if port == min_port { 12 } else { 6 });
+            }
+        }
+        let mut one = UgalL::new(&cfg(0.0, 1));
+        let mut eight = UgalL::new(&cfg(0.0, 8));
+        let share = |alg: &mut UgalL| {
+            (0..500).filter(|&s| walk_pkt(&net, alg, 0, FAR, s).0[0].port == quiet).count() as f64 / 500.0
+        };
+        let (s1, s8) = (share(&mut one), share(&mut eight));
+        // One candidate lands behind router 7 with probability 4/31; the best of eight with
+        // 1 - (27/31)^8 ≈ 0.67.
+        assert!(s1 < 0.25 && s8 > 0.5, "{s1} {s8}");
+    }
+
+    #[test]
+    fn parallel_links_offer_several_minimal_candidates() {
+        // dfly(4,8,4,9) with 4 links per group pair: router 1 of group 0 has no own link to
+        // group 1, so the minimal candidates are local hops to the 4 gateways. Congest three.
+        let mut net = Net::new(4, 8, 4, 4);
+        let gws: Vec<(u16, u16)> = net.topo.gateways(0, 1).to_vec();
+        let me = (0..8u32).find(|r| gws.iter().all(|g| g.0 as u32 != *r)).unwrap();
+        let free = port_to_gateway(&net.view(me, 0), gws[3]);
+        for &gw in &gws[..3] {
+            let port = port_to_gateway(&net.view(me, 0), gw);
+            net.set_used_credits(me, port, 0, 9);
+        }
+        let src = me * 4;
+        let dst = 32 + 5;
+        let mut alg = UgalL::new(&RoutingConfig { min_candidates: 4, nonmin_candidates: 1, ..cfg(1000.0, 1) });
+        for seed in 0..100 {
+            let (path, pkt) = walk_pkt(&net, &mut alg, src, dst, seed);
+            assert!(!pkt.nonminimal);
+            assert_eq!(path[0].port, free);
+        }
+    }
+}
