@@ -139,7 +139,7 @@ def test_several_problems_are_counted_in_one_line() -> None:
 
 
 def test_presets_registry_and_paper_parameters() -> None:
-    assert presets.names() == ["qadaptive-1056", "qadaptive-2550"]
+    assert presets.names() == ["qadaptive-1056", "qadaptive-2550", "ugal-le-1056", "ugal-le-288"]
     small, large = preset("qadaptive-1056"), preset("qadaptive-2550")
     assert (small.topology.label(), small.topology.nodes) == ("dfly(4,8,4,33)", 1056)
     assert (large.topology.label(), large.topology.nodes) == ("dfly(5,10,5,51)", 2550)
@@ -253,3 +253,21 @@ def test_issue3_patterns_are_accepted_and_reach_the_engine(given: str, canonical
     assert experiment.traffic.pattern == canonical
     # The engine parses the same grammar (and the topology-dependent parts) without complaint.
     assert engine.validate(experiment.to_engine_json())["traffic"]["pattern"] == canonical
+
+
+def test_ugal_le_presets_carry_the_ics24_booksim_setup() -> None:
+    big, small = preset("ugal-le-1056"), preset("ugal-le-288")
+    assert (big.topology.label(), big.topology.nodes) == ("dfly(4,8,4,33)", 1056)
+    assert (small.topology.label(), small.topology.nodes, small.topology.links_per_pair) == (
+        "dfly(4,8,4,9)", 288, 4,
+    )  # fmt: skip
+    for experiment in (big, small):
+        net = experiment.network
+        # One flit per 1 ns cycle on every link; crossbar speedup 2.5; 256-flit buffers.
+        flit_ns = net.flit_bytes / net.local_bw_gbps
+        assert flit_ns == 1.0 and net.flit_bytes / net.global_bw_gbps == 1.0
+        assert net.xbar_bw_gbps / net.local_bw_gbps == 2.5
+        assert (net.input_buffer_flits, net.packet_flits) == (256, 1)
+        assert (net.local_latency_ns, net.global_latency_ns) == (10.0, 15.0)
+        assert experiment.topology.arrangement == "absolute"
+        assert (experiment.run.warmup_us, experiment.run.measure_us) == (30.0, 10.0)
