@@ -18,16 +18,7 @@ const BOUNDS: [(&str, usize, usize); 6] =
     [("MIN", 2, 3), ("UGALg", 3, 5), ("UGALn", 4, 6), ("UGAL-L", 4, 6), ("UGAL-G", 3, 5), ("PAR", 5, 7)];
 
 fn small(p: usize, a: usize, h: usize, l: usize, arr: Arrangement) -> Experiment {
-    let mut e = Experiment::default();
-    e.topology.p = p;
-    e.topology.a = a;
-    e.topology.h = h;
-    e.topology.links_per_pair = l;
-    e.topology.arrangement = arr;
-    e.run.warmup_us = 2.0;
-    e.run.measure_us = 5.0;
-    e.run.check = true;
-    e
+    common::small(p, a, h, l, arr, 2.0, 5.0)
 }
 
 #[test]

@@ -8,16 +8,7 @@ use dflab_core::config::{Arrangement, Process};
 use dflab_core::Experiment;
 
 fn small(p: usize, a: usize, h: usize, l: usize, arr: Arrangement) -> Experiment {
-    let mut e = Experiment::default();
-    e.topology.p = p;
-    e.topology.a = a;
-    e.topology.h = h;
-    e.topology.links_per_pair = l;
-    e.topology.arrangement = arr;
-    e.run.warmup_us = 3.0;
-    e.run.measure_us = 6.0;
-    e.run.check = true;
-    e
+    common::small(p, a, h, l, arr, 3.0, 6.0)
 }
 
 #[test]
