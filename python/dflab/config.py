@@ -223,6 +223,8 @@ class Traffic(_Section):
     process: Process = "bernoulli"
     allow_self: bool = False
     phases: list[Phase] = Field(default_factory=list)
+    # Bounded source queue: generation pauses while it is full (SST's TrafficGen); None = open loop.
+    source_queue_packets: Annotated[int | None, Field(ge=1)] = None
 
     @model_validator(mode="after")
     def _phases_in_order(self) -> Traffic:

@@ -43,6 +43,7 @@ def test_defaults_are_the_documented_ones() -> None:
         },
         "traffic": {
             "pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False, "phases": [],
+            "source_queue_packets": None,
         },
         "run": {
             "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,

@@ -27,7 +27,11 @@ OTHER_STRING = {
 }
 # The hash of the all-defaults experiment.
 GOLDEN = "505b961a0f30c05b"
-BASE = {"topology": {"p": 2, "a": 4, "h": 2, "g": 5}, "routing": {"vcs": 2}}
+BASE = {
+    "topology": {"p": 2, "a": 4, "h": 2, "g": 5},
+    "routing": {"vcs": 2},
+    "traffic": {"source_queue_packets": 8},
+}
 
 
 def _leaves(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

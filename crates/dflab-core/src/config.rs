@@ -211,6 +211,10 @@ pub struct TrafficConfig {
     /// Transient experiments: from each phase's start on, its load and/or pattern replace the
     /// ones before (Q-adaptive §5.6 load steps, ICS'24 Fig. 17 pattern changes).
     pub phases: Vec<PhaseConfig>,
+    /// Packets a node's source queue may hold; when it is full the node's generation pauses and
+    /// resumes when a packet leaves (SST TrafficGen defers its rounds while the NIC is full).
+    /// `None`: unbounded (open-loop sources; latency then includes any backlog).
+    pub source_queue_packets: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,6 +235,7 @@ impl Default for TrafficConfig {
             process: Process::Bernoulli,
             allow_self: false,
             phases: Vec::new(),
+            source_queue_packets: None,
         }
     }
 }
@@ -363,6 +368,9 @@ impl Experiment {
             return Err(Error::config("traffic.load", format!("{} is out of range; allowed: 0 < load <= 1", t.load)));
         }
         self.validate_phases(&topo)?;
+        if t.source_queue_packets == Some(0) {
+            return Err(Error::config("traffic.source_queue_packets", "0 is out of range; allowed: an integer >= 1"));
+        }
         let r = &self.run;
         non_negative_float("run.warmup_us", r.warmup_us)?;
         positive_float("run.measure_us", r.measure_us)?;

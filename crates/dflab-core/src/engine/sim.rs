@@ -116,6 +116,9 @@ pub struct Simulation {
     node_rng: Vec<Rng>,
     gen_first: Vec<Time>,
     gen_count: Vec<u64>,
+    /// Generation paused because the source queue was full (`traffic.source_queue_packets`).
+    gen_deferred: Vec<bool>,
+    source_limit: usize,
     sampler: PatternSampler,
     /// Bernoulli generation: nodes by the slot of their next packet.
     calendar: SlotCalendar,
@@ -299,6 +302,8 @@ impl Simulation {
             node_rng: (0..nodes).map(|i| Rng::seed_from_u64(stream_seed(seed, 2, i as u64))).collect(),
             gen_first: vec![0; nodes],
             gen_count: vec![0; nodes],
+            gen_deferred: vec![false; nodes],
+            source_limit: cfg.traffic.source_queue_packets.map_or(usize::MAX, |l| l as usize),
             sampler,
             calendar: SlotCalendar::default(),
             slot,
@@ -351,14 +356,15 @@ impl Simulation {
 
     pub fn run(mut self) -> Result<SimResult> {
         let started = Instant::now();
+        if self.cfg.traffic.process == Process::Bernoulli {
+            // The slot chain starts at slot 0 and visits every slot while nodes are filed.
+            self.slot_pending = true;
+            self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+        }
         for node in 0..self.topo.nodes() {
             let t = self.injector.first(&mut self.node_rng[node]);
             self.gen_first[node] = t;
             self.schedule_generation(node as u32, t);
-        }
-        if !self.calendar.is_empty() {
-            self.slot_pending = true;
-            self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
         }
         for (i, ph) in self.cfg.traffic.phases.iter().enumerate() {
             self.q.at(us_to_ps(ph.start_us), Event { kind: PHASE, vc: 0, port: 0, a: 0, b: i as u32 });
@@ -464,6 +470,11 @@ impl Simulation {
     fn on_generate(&mut self, node: u32) {
         let n = node as usize;
         let now = self.now;
+        if self.nic_queue[n].len() >= self.source_limit {
+            // The round waits until a packet leaves the source queue (see nic_try_send).
+            self.gen_deferred[n] = true;
+            return;
+        }
         let dst = self.sampler.destination(node, &mut self.node_rng[n]);
         let mut pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits, now);
         pkt.measured = self.stats.in_measurement(now);
@@ -485,8 +496,15 @@ impl Simulation {
             return;
         }
         if self.cfg.traffic.process == Process::Bernoulli {
-            debug_assert_eq!(at % self.slot, 0);
-            self.calendar.insert(at / self.slot, self.now / self.slot, node);
+            // On a slot boundary, except after a deferred round resumed mid-slot: round up.
+            let slot = at.div_ceil(self.slot);
+            self.calendar.insert(slot, self.now / self.slot, node);
+            if !self.slot_pending {
+                // The slot chain stopped (every node was deferred or done): restart it at the
+                // next boundary; nothing can be filed for the current slot (next >= now + slot).
+                self.slot_pending = true;
+                self.q.at((self.now / self.slot + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+            }
         } else {
             self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: self.gen_epoch });
         }
@@ -522,6 +540,7 @@ impl Simulation {
         }
         self.gen_epoch += 1;
         self.calendar.clear();
+        self.gen_deferred.iter_mut().for_each(|d| *d = false);
         // The next slot boundary strictly after now: this slot's bucket may already be visited.
         let base = match self.cfg.traffic.process {
             Process::Bernoulli => (self.now / self.slot + 1) * self.slot,
@@ -532,10 +551,6 @@ impl Simulation {
             self.gen_first[node] = t;
             self.gen_count[node] = 0;
             self.schedule_generation(node as u32, t);
-        }
-        if !self.slot_pending && !self.calendar.is_empty() {
-            self.slot_pending = true;
-            self.q.at(base, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
         }
         Ok(())
     }
@@ -568,6 +583,7 @@ impl Simulation {
         }
         self.nic_queue[n].pop_front();
         self.nic_credits.take(n, flits);
+        let resume = std::mem::take(&mut self.gen_deferred[n]);
         let ser = flits as Time * self.ser_flit[0];
         self.nic_busy[n] = now + ser;
         self.pkts.get_mut(id).inject_time = now;
@@ -585,6 +601,12 @@ impl Simulation {
         if !self.nic_queue[n].is_empty() && !self.nic_wake[n] {
             self.nic_wake[n] = true;
             self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+        }
+        if resume {
+            // The deferred round happens now; the schedule continues from here.
+            self.gen_first[n] = now;
+            self.gen_count[n] = 0;
+            self.on_generate(node);
         }
     }
 
