@@ -54,7 +54,7 @@ impl Simulation {
                             self.in_occ[qi], in_flits
                         ));
                     }
-                    let (pr, pp) = self.peer[pi];
+                    let (pr, pp) = self.ports[pi].peer;
                     if self.topo.is_host_port(port as u16) || pr == NONE {
                         continue;
                     }
@@ -91,7 +91,7 @@ impl Simulation {
         match self.topo.class_of_port(port) {
             LinkClass::Host => format!("port {port} (host, node {})", router as usize * self.topo.p + port as usize),
             class => {
-                let (pr, pp) = self.peer[router as usize * self.radix() + port as usize];
+                let (pr, pp) = self.ports[router as usize * self.radix() + port as usize].peer;
                 let kind = if class == LinkClass::Local { "local" } else { "global" };
                 format!("port {port} ({kind}, to router {pr} port {pp} in group {})", self.topo.group_of(pr))
             }

@@ -92,15 +92,8 @@ pub struct Simulation {
     /// Free downstream credits of every output VC (returns recorded with their arrival time).
     pub(super) credits: CreditLedger,
     /// Indexed by router * radix + port.
-    port_busy: Vec<Time>,
-    port_wake: Vec<bool>,
-    port_queued: Vec<u32>,
-    /// The port waits for credits and no return is on its way: the next return must wake it.
-    credit_blocked: Vec<bool>,
-    rr: Vec<u8>,
-    xin_busy: Vec<Time>,
-    xout_busy: Vec<Time>,
-    pub(super) peer: Vec<(u32, u16)>,
+    /// Everything about one port in one place (one cache line): a hop touches it together.
+    pub(super) ports: Vec<PortState>,
     lru: Vec<u64>,
     lru_clock: u64,
     waiting: Vec<Vec<u16>>,
@@ -144,6 +137,26 @@ pub struct Simulation {
     pub(super) check: bool,
     pub(super) inflight_flits: Vec<u32>,
     pub(super) nic_inflight_flits: Vec<u32>,
+}
+
+/// State of one router port (both directions of its link and both crossbar sides).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PortState {
+    /// The output link is busy sending until then.
+    busy: Time,
+    /// The crossbar's input and output sides of this port are busy until then.
+    xin_busy: Time,
+    xout_busy: Time,
+    /// Router and port at the far end of the link (NONE for host ports).
+    pub(super) peer: (u32, u16),
+    /// Packets waiting in this port's output buffers (all VCs).
+    queued: u32,
+    /// Output round-robin pointer.
+    rr: u8,
+    /// A PORT_WAKE event is pending.
+    wake: bool,
+    /// The port waits for credits and no return is on its way: the next return must wake it.
+    credit_blocked: bool,
 }
 
 /// Outcome of one crossbar request.
@@ -274,6 +287,7 @@ impl Simulation {
             watchdog: us_to_ps(cfg.run.watchdog_us),
             q,
             ch,
+            ports: peer.iter().map(|&peer| PortState { peer, ..PortState::default() }).collect(),
             now: 0,
             pkts: PacketArena::default(),
             inq: RingPool::new(queues, in_cap),
@@ -281,14 +295,6 @@ impl Simulation {
             in_occ: vec![0; queues],
             out_occ: vec![0; queues],
             credits,
-            port_busy: vec![0; ports],
-            port_wake: vec![false; ports],
-            port_queued: vec![0; ports],
-            credit_blocked: vec![false; ports],
-            rr: vec![0; ports],
-            xin_busy: vec![0; ports],
-            xout_busy: vec![0; ports],
-            peer,
             lru: vec![0; queues],
             lru_clock: 0,
             waiting: vec![Vec::new(); routers],
@@ -441,7 +447,7 @@ impl Simulation {
             ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b),
             XBAR_DONE => return self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
             PORT_WAKE => {
-                self.port_wake[ev.a as usize * self.radix + ev.port as usize] = false;
+                self.ports[ev.a as usize * self.radix + ev.port as usize].wake = false;
                 return self.try_send(ev.a, ev.port);
             }
             ARB_WAKE => {
@@ -636,7 +642,7 @@ impl Simulation {
             if host {
                 self.nic_inflight_flits[router as usize * self.topo.p + port as usize] -= flits;
             } else {
-                let (ur, up) = self.peer[self.pidx(router, port)];
+                let (ur, up) = self.ports[self.pidx(router, port)].peer;
                 let ui = self.qidx(ur, up, vc as usize);
                 self.inflight_flits[ui] -= flits;
             }
@@ -683,7 +689,7 @@ impl Simulation {
                     self.max_hops
                 )));
             }
-            if self.peer[router as usize * self.radix + port as usize].0 == NONE {
+            if self.ports[router as usize * self.radix + port as usize].peer.0 == NONE {
                 return Err(Error::Invariant(format!("router {router} routed onto unconnected port {port}")));
             }
         }
@@ -756,7 +762,7 @@ impl Simulation {
         let e = e as usize;
         let (in_port, vc) = ((e / self.vcs) as u16, e % self.vcs);
         let ip = self.pidx(router, in_port);
-        if self.xin_busy[ip] > now {
+        if self.ports[ip].xin_busy > now {
             return Ok(Grant::No);
         }
         let qi = ip * self.vcs + vc;
@@ -767,21 +773,21 @@ impl Simulation {
         };
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
-        if self.xout_busy[op] > now || self.out_occ[oi] + flits > self.out_cap {
+        if self.ports[op].xout_busy > now || self.out_occ[oi] + flits > self.out_cap {
             return Ok(Grant::No);
         }
         self.inq.pop(qi);
         self.in_occ[qi] -= flits;
         let xfer = flits as Time * self.xbar_flit;
-        self.xin_busy[ip] = now + xfer;
-        self.xout_busy[op] = now + xfer;
+        self.ports[ip].xin_busy = now + xfer;
+        self.ports[op].xout_busy = now + xfer;
         self.lru_clock += 1;
         self.lru[qi] = self.lru_clock;
         self.traversals += 1;
         self.last_progress = now;
         let host = self.topo.is_host_port(out_port);
-        let grant = if self.port_queued[op] == 0
-            && self.port_busy[op] <= now + xfer
+        let grant = if self.ports[op].queued == 0
+            && self.ports[op].busy <= now + xfer
             && (host || self.credits.absorb(oi, now) >= flits)
         {
             // Fast path: nothing is queued at the output and it is free when the transfer
@@ -810,7 +816,7 @@ impl Simulation {
         let pi = self.pidx(router, port);
         let class = class_index(self.topo.class_of_port(port));
         let ser = flits as Time * self.ser_flit[class];
-        self.port_busy[pi] = start + ser;
+        self.ports[pi].busy = start + ser;
         if class == 0 {
             self.deliver(id, start + ser + self.eject_lat);
         } else {
@@ -819,7 +825,7 @@ impl Simulation {
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
-            let (pr, pp) = self.peer[pi];
+            let (pr, pp) = self.ports[pi].peer;
             self.q.push(self.ch.arrive_through[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
     }
@@ -839,7 +845,7 @@ impl Simulation {
                 (self.feedbacks.len() - 1) as u32
             }
         };
-        let (ur, up) = self.peer[self.pidx(router, in_port)];
+        let (ur, up) = self.ports[self.pidx(router, in_port)].peer;
         let class = class_index(self.topo.class_of_port(in_port));
         self.q.push(self.ch.credit[class], Event { kind: FEEDBACK, vc: 0, port: up, a: ur, b: slot });
     }
@@ -856,13 +862,13 @@ impl Simulation {
                 self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0 });
             }
         } else {
-            let (ur, up) = self.peer[self.pidx(router, in_port)];
+            let (ur, up) = self.ports[self.pidx(router, in_port)].peer;
             let class = class_index(self.topo.class_of_port(in_port));
             let upi = self.pidx(ur, up);
             self.credits.give_back(upi * self.vcs + vc, self.now + self.credit_lat[class], flits);
-            if self.credit_blocked[upi] && !self.port_wake[upi] {
-                self.credit_blocked[upi] = false;
-                self.port_wake[upi] = true;
+            if self.ports[upi].credit_blocked && !self.ports[upi].wake {
+                self.ports[upi].credit_blocked = false;
+                self.ports[upi].wake = true;
                 self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
             }
         }
@@ -873,7 +879,7 @@ impl Simulation {
         let pushed = self.outq.push(qi, id);
         debug_assert!(pushed, "output space was reserved at grant");
         let pi = self.pidx(router, port);
-        self.port_queued[pi] += 1;
+        self.ports[pi].queued += 1;
         if !self.waiting[router as usize].is_empty() {
             self.request_arb(router)?;
         }
@@ -884,20 +890,20 @@ impl Simulation {
     fn try_send(&mut self, router: u32, port: u16) -> Result<()> {
         let pi = self.pidx(router, port);
         let now = self.now;
-        if self.port_busy[pi] > now {
-            if !self.port_wake[pi] && self.port_queued[pi] > 0 {
-                self.port_wake[pi] = true;
+        if self.ports[pi].busy > now {
+            if !self.ports[pi].wake && self.ports[pi].queued > 0 {
+                self.ports[pi].wake = true;
                 // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
-                self.q.at(self.port_busy[pi], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
+                self.q.at(self.ports[pi].busy, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
             }
             return Ok(());
         }
-        if self.port_queued[pi] == 0 {
+        if self.ports[pi].queued == 0 {
             return Ok(());
         }
         let host = self.topo.is_host_port(port);
         let vcs = self.vcs;
-        let start = self.rr[pi] as usize;
+        let start = self.ports[pi].rr as usize;
         let mut chosen = None;
         for i in 0..vcs {
             let vc = (start + i) % vcs;
@@ -918,24 +924,24 @@ impl Simulation {
                 .filter_map(|v| self.credits.next_return(pi * vcs + v))
                 .min();
             match next {
-                Some(t) if !self.port_wake[pi] => {
-                    self.port_wake[pi] = true;
+                Some(t) if !self.ports[pi].wake => {
+                    self.ports[pi].wake = true;
                     self.q.at(t, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
                 }
                 Some(_) => {}
-                None => self.credit_blocked[pi] = true,
+                None => self.ports[pi].credit_blocked = true,
             }
             return Ok(());
         };
         self.outq.pop(qi);
-        self.port_queued[pi] -= 1;
+        self.ports[pi].queued -= 1;
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let was_full = self.out_occ[qi] + self.packet_flits as u32 > self.out_cap;
         self.out_occ[qi] -= flits;
-        self.rr[pi] = ((vc + 1) % vcs) as u8;
+        self.ports[pi].rr = ((vc + 1) % vcs) as u8;
         let class = class_index(self.topo.class_of_port(port));
         let ser = flits as Time * self.ser_flit[class];
-        self.port_busy[pi] = now + ser;
+        self.ports[pi].busy = now + ser;
         if host {
             self.deliver(id, now + ser + self.eject_lat);
         } else {
@@ -943,13 +949,13 @@ impl Simulation {
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
-            let (pr, pp) = self.peer[pi];
+            let (pr, pp) = self.ports[pi].peer;
             self.q.push(self.ch.arrive[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
         // At most one pending wake per port: a send triggered by a credit or the crossbar while
         // a wake is pending must not add a second one (they would multiply under saturation).
-        if self.port_queued[pi] > 0 && !self.port_wake[pi] {
-            self.port_wake[pi] = true;
+        if self.ports[pi].queued > 0 && !self.ports[pi].wake {
+            self.ports[pi].wake = true;
             self.q.push(self.ch.port_wake[class], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
         }
         if was_full && !self.waiting[router as usize].is_empty() {
