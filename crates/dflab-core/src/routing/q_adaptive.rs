@@ -188,9 +188,7 @@ impl Routing for QAdaptive {
         }
         let row = self.row(own, dst_group, fb.src);
         let col = port as usize - self.p;
-        let q = self.tables.get(router, row, col);
-        let v = self.params.learn(q, self.params.target(fb));
-        self.tables.set(router, row, col, v);
+        self.tables.learn(router, row, col, &self.params, fb);
     }
 }
 

@@ -144,9 +144,7 @@ impl Routing for QRouting {
             return;
         }
         let (row, col) = (row_of(d, router), port as usize - self.p);
-        let q = self.tables.get(router, row, col);
-        let v = self.params.learn(q, self.params.target(fb));
-        self.tables.set(router, row, col, v);
+        self.tables.learn(router, row, col, &self.params, fb);
     }
 }
 

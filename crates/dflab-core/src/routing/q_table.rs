@@ -128,6 +128,13 @@ impl QTables {
         self.data[b + col] = v;
     }
 
+    /// Apply one feedback to entry (router, row, col) with the learning rule of `params`.
+    #[inline]
+    pub fn learn(&mut self, router: u32, row: usize, col: usize, params: &QParams, fb: &Feedback) {
+        let v = params.learn(self.get(router, row, col), params.target(fb));
+        self.set(router, row, col, v);
+    }
+
     pub fn entries_per_router(&self) -> usize {
         self.rows * self.cols
     }

@@ -71,11 +71,7 @@ impl Routing for Ugal {
     }
 
     fn max_hops(&self) -> u32 {
-        if self.layout.to_router {
-            6
-        } else {
-            5
-        }
+        self.layout.max_hops()
     }
 
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {

@@ -57,6 +57,16 @@ impl Layout {
         self.destination as usize + 1
     }
 
+    /// Router hops of the longest path: local, global, [local to the intermediate router,]
+    /// local, global, local.
+    pub fn max_hops(&self) -> u32 {
+        if self.to_router {
+            6
+        } else {
+            5
+        }
+    }
+
     /// Commit `pkt` to the Valiant path through router `ir`.
     pub fn start_valiant(&self, topo: &Topology, pkt: &mut Packet, ir: u32) {
         pkt.inter_group = topo.group_of(ir);
@@ -112,11 +122,7 @@ impl Routing for Valiant {
     }
 
     fn max_hops(&self) -> u32 {
-        if self.layout.to_router {
-            6
-        } else {
-            5
-        }
+        self.layout.max_hops()
     }
 
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
