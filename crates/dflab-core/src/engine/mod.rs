@@ -26,6 +26,7 @@ mod calendar;
 mod check;
 mod queue;
 mod sim;
+mod wheel;
 
 pub use queue::{Event, EventQueue};
 pub use sim::{simulate, SimResult, Simulation};

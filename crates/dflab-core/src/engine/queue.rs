@@ -4,14 +4,14 @@
 //! (a link latency, a serialisation time, a crossbar transfer). Events pushed with the same delay
 //! at non-decreasing times come out in non-decreasing time order, so one FIFO per distinct delay
 //! is already sorted; the next event is the earliest head among a handful of FIFOs. This is
-//! cheaper than a binary heap over all pending events. Events at irregular times (packet
-//! generation) go to a small heap. Within a FIFO, equal times come out in insertion order;
-//! between FIFOs, equal times come out by FIFO index (the heap last). The order is total and
+//! cheaper than a binary heap over all pending events. Events at irregular times (a port that is
+//! free again, generation of periodic traffic) go to a timer wheel (`wheel.rs`). Within a FIFO, equal times come out in insertion order;
+//! between FIFOs, equal times come out by FIFO index (the wheel last, in insertion order). The order is total and
 //! fixed by the code, so runs are reproducible.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
+use super::wheel::{Entry, Key, Wheel};
 use crate::units::Time;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,44 +23,22 @@ pub struct Event {
     pub b: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
-    time: Time,
-    seq: u64,
-}
-
+/// A FIFO entry: FIFOs keep insertion order themselves, so they need no sequence number.
 #[derive(Debug, Clone, Copy)]
-struct Entry {
-    key: Key,
+struct Timed {
+    time: Time,
     ev: Event,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
-    }
 }
 
 const EMPTY: Time = Time::MAX;
 
 pub struct EventQueue {
     delays: Vec<Time>,
-    fifos: Vec<VecDeque<Entry>>,
-    /// Time of each FIFO's front (EMPTY if none); the last slot mirrors the heap's top. Kept in one
+    fifos: Vec<VecDeque<Timed>>,
+    /// Time of each FIFO's front (EMPTY if none); the last slot mirrors the wheel's minimum. Kept in one
     /// contiguous array so that finding the next event is a scan of one or two cache lines.
     heads: Vec<Time>,
-    heap: BinaryHeap<Reverse<Entry>>,
+    wheel: Wheel,
     seq: u64,
     now: Time,
     len: usize,
@@ -72,7 +50,7 @@ impl Default for EventQueue {
             delays: Vec::new(),
             fifos: Vec::new(),
             heads: vec![EMPTY],
-            heap: BinaryHeap::new(),
+            wheel: Wheel::default(),
             seq: 0,
             now: 0,
             len: 0,
@@ -98,14 +76,6 @@ impl EventQueue {
         self.len == 0
     }
 
-    #[inline]
-    fn next_key(&mut self, time: Time) -> Key {
-        let key = Key { time, seq: self.seq };
-        self.seq += 1;
-        self.len += 1;
-        key
-    }
-
     /// The FIFO for events `delay` after now; register fixed delays once and push with
     /// [`EventQueue::push`] to skip the lookup.
     pub fn channel(&mut self, delay: Time) -> usize {
@@ -118,20 +88,21 @@ impl EventQueue {
     /// Schedule `ev` on a channel from [`EventQueue::channel`].
     #[inline]
     pub fn push(&mut self, chan: usize, ev: Event) {
-        let key = self.next_key(self.now + self.delays[chan]);
+        let time = self.now + self.delays[chan];
+        self.len += 1;
         let f = &mut self.fifos[chan];
         if f.is_empty() {
-            self.heads[chan] = key.time;
+            self.heads[chan] = time;
         }
-        f.push_back(Entry { key, ev });
+        f.push_back(Timed { time, ev });
     }
 
     fn add_fifo(&mut self, delay: Time) -> usize {
         self.delays.push(delay);
         self.fifos.push(VecDeque::with_capacity(1024));
-        let heap_head = self.heads.pop().expect("heap slot");
+        let wheel_head = self.heads.pop().expect("wheel slot");
         self.heads.push(EMPTY);
-        self.heads.push(heap_head);
+        self.heads.push(wheel_head);
         self.delays.len() - 1
     }
 
@@ -146,10 +117,12 @@ impl EventQueue {
     /// Schedule `ev` at an arbitrary time not before now.
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now);
-        let key = self.next_key(time);
-        self.heap.push(Reverse(Entry { key, ev }));
-        let top = self.heap.peek().expect("just pushed").0.key;
-        *self.heads.last_mut().expect("heap slot") = top.time;
+        let key = Key { time, seq: self.seq };
+        self.seq += 1;
+        self.len += 1;
+        self.wheel.push(Entry { key, ev }, self.now);
+        let head = self.heads.last_mut().expect("wheel slot");
+        *head = (*head).min(time);
     }
 
     #[inline]
@@ -179,18 +152,18 @@ impl EventQueue {
             return None;
         }
         let e = if i == self.fifos.len() {
-            let e = self.heap.pop().expect("heap head").0;
-            self.heads[i] = self.heap.peek().map_or(EMPTY, |Reverse(t)| t.key.time);
-            e
+            let e = self.wheel.pop();
+            self.heads[i] = self.wheel.min_time().unwrap_or(EMPTY);
+            Timed { time: e.key.time, ev: e.ev }
         } else {
             let f = &mut self.fifos[i];
             let e = f.pop_front().expect("fifo head");
-            self.heads[i] = f.front().map_or(EMPTY, |t| t.key.time);
+            self.heads[i] = f.front().map_or(EMPTY, |t| t.time);
             e
         };
         self.len -= 1;
-        self.now = e.key.time;
-        Some((e.key.time, e.ev))
+        self.now = e.time;
+        Some((e.time, e.ev))
     }
 }
 
