@@ -10,6 +10,7 @@
 //! Hop bounds are asserted on every routing decision (in `sim.rs`), checks or not.
 
 use super::sim::Simulation;
+use super::sim::{VC_BITS, VC_MASK};
 use crate::error::{Error, Result};
 use crate::topology::{LinkClass, NONE};
 use crate::units::ps_to_us;
@@ -116,7 +117,7 @@ impl Simulation {
         );
         for r in 0..self.topo.routers() {
             if let Some(&e) = self.waiting_of(r).iter().min() {
-                let (in_port, vc) = ((e as usize / vcs) as u16, e as usize % vcs);
+                let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
                 let qi = (r * radix + in_port as usize) * vcs + vc;
                 let id = self.inq.front(qi).expect("waiting head");
                 let p = self.pkts.get(id);

@@ -10,7 +10,7 @@ use super::calendar::SlotCalendar;
 use super::queue::{Event, EventQueue};
 use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
-use crate::network::{CreditLedger, Packet, PacketArena, PacketId, RingPool};
+use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
 use crate::routing::{Algorithm, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
 use crate::topology::{LinkClass, Topology, NONE};
@@ -24,6 +24,10 @@ const ARRIVE: u8 = 3;
 const XBAR_DONE: u8 = 5;
 const PORT_WAKE: u8 = 6;
 const ARB_WAKE: u8 = 9;
+/// Waiting entries pack (input port, VC) as `in_port << VC_BITS | vc` (no division to unpack).
+pub(super) const VC_BITS: u32 = 8;
+pub(super) const VC_MASK: u32 = (1 << VC_BITS) - 1;
+
 /// Visit one Bernoulli packet slot of the generation calendar.
 const SLOT: u8 = 10;
 /// Hop-by-hop feedback of a learning routing reaches the upstream router.
@@ -85,8 +89,8 @@ pub struct Simulation {
     pub(super) now: Time,
     pub(super) pkts: PacketArena,
     /// Indexed by (router * radix + port) * vcs + vc.
-    pub(super) inq: RingPool,
-    pub(super) outq: RingPool,
+    pub(super) inq: PacketQueues,
+    pub(super) outq: PacketQueues,
     pub(super) in_occ: Vec<u32>,
     pub(super) out_occ: Vec<u32>,
     /// Free downstream credits of every output VC (returns recorded with their arrival time).
@@ -96,7 +100,11 @@ pub struct Simulation {
     pub(super) ports: Vec<PortState>,
     lru: Vec<u64>,
     lru_clock: u64,
-    waiting: Vec<Vec<u16>>,
+    /// Crossbar requests waiting at each router: `wait_cap` entries per router, `in_port <<
+    /// VC_BITS | vc`, in request order (a flat pool: no allocation per router).
+    waiting: Vec<u32>,
+    wait_len: Vec<u32>,
+    wait_cap: usize,
     arb_wake_pending: Vec<bool>,
     router_rng: Vec<Rng>,
     // NICs.
@@ -139,8 +147,10 @@ pub struct Simulation {
     pub(super) nic_inflight_flits: Vec<u32>,
 }
 
-/// State of one router port (both directions of its link and both crossbar sides).
+/// State of one router port (both directions of its link and both crossbar sides), aligned so
+/// that each port occupies exactly one cache line (40 bytes would straddle two on most ports).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
 pub(super) struct PortState {
     /// The output link is busy sending until then.
     busy: Time,
@@ -290,14 +300,18 @@ impl Simulation {
             ports: peer.iter().map(|&peer| PortState { peer, ..PortState::default() }).collect(),
             now: 0,
             pkts: PacketArena::default(),
-            inq: RingPool::new(queues, in_cap),
-            outq: RingPool::new(queues, out_cap),
+            inq: PacketQueues::new(queues, in_cap),
+            outq: PacketQueues::new(queues, out_cap),
             in_occ: vec![0; queues],
             out_occ: vec![0; queues],
             credits,
             lru: vec![0; queues],
             lru_clock: 0,
-            waiting: vec![Vec::new(); routers],
+            // One request per input VC, but during an arbitration pass a granted entry keeps its
+            // slot until the pass ends while the next head of its VC is appended: twice that.
+            waiting: vec![0; routers * 2 * radix * vcs],
+            wait_len: vec![0; routers],
+            wait_cap: 2 * radix * vcs,
             arb_wake_pending: vec![false; routers],
             router_rng: (0..routers).map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64))).collect(),
             nic_queue: vec![VecDeque::new(); nodes],
@@ -452,7 +466,7 @@ impl Simulation {
             }
             ARB_WAKE => {
                 self.arb_wake_pending[ev.a as usize] = false;
-                if !self.waiting[ev.a as usize].is_empty() {
+                if self.wait_len[ev.a as usize] > 0 {
                     return self.on_arbitrate(ev.a);
                 }
             }
@@ -693,7 +707,11 @@ impl Simulation {
                 return Err(Error::Invariant(format!("router {router} routed onto unconnected port {port}")));
             }
         }
-        self.waiting[router as usize].push((in_port as usize * self.vcs + vc) as u16);
+        let r = router as usize;
+        let len = self.wait_len[r] as usize;
+        assert!(len < self.wait_cap, "at most two entries per input VC during a pass");
+        self.waiting[r * self.wait_cap + len] = (in_port as u32) << VC_BITS | vc as u32;
+        self.wait_len[r] += 1;
         Ok(())
     }
 
@@ -710,57 +728,68 @@ impl Simulation {
     /// input and output crossbar ports for the packet's transfer time.
     fn on_arbitrate(&mut self, router: u32) -> Result<()> {
         let r = router as usize;
-        let granted_through = match self.waiting[r].len() {
+        let base = r * self.wait_cap;
+        let granted_through = match self.wait_len[r] {
             0 => return Ok(()),
             1 => {
                 // The common case at low and moderate load: one request, no ordering needed.
-                let e = self.waiting[r].pop().expect("one entry");
+                let e = self.waiting[base];
+                self.wait_len[r] = 0;
                 match self.try_grant(router, e)? {
                     Grant::No => {
-                        self.waiting[r].push(e);
+                        // Nothing else can have been requested: a refused grant routes nothing.
+                        self.waiting[base] = e;
+                        self.wait_len[r] = 1;
                         false
                     }
                     Grant::Queued => false,
                     Grant::Through => true,
                 }
             }
-            _ => {
-                let mut w = std::mem::take(&mut self.waiting[r]);
-                let base = r * self.radix * self.vcs;
+            n => {
+                let n = n as usize;
+                let (vcs, qbase) = (self.vcs, r * self.radix * self.vcs);
                 let lru = &self.lru;
-                w.sort_unstable_by_key(|&e| (lru[base + e as usize], e));
+                let local = |e: u32| (e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize;
+                self.waiting[base..base + n].sort_unstable_by_key(|&e| (lru[qbase + local(e)], e));
                 let mut through = false;
-                for slot in w.iter_mut() {
-                    match self.try_grant(router, *slot)? {
+                // New heads routed during the pass are appended after the first n entries.
+                for k in 0..n {
+                    match self.try_grant(router, self.waiting[base + k])? {
                         Grant::No => continue,
                         Grant::Queued => {}
                         Grant::Through => through = true,
                     }
-                    *slot = u16::MAX;
+                    self.waiting[base + k] = u32::MAX;
                 }
-                w.retain(|&e| e != u16::MAX);
-                // New heads routed during the pass were pushed onto the (emptied) list.
-                w.append(&mut self.waiting[r]);
-                self.waiting[r] = w;
+                let len = self.wait_len[r] as usize;
+                let mut kept = 0;
+                for k in 0..len {
+                    let e = self.waiting[base + k];
+                    if e != u32::MAX {
+                        self.waiting[base + kept] = e;
+                        kept += 1;
+                    }
+                }
+                self.wait_len[r] = kept as u32;
                 through
             }
         };
         // Fast-path grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
         // free if anything is still waiting.
-        if granted_through && !self.waiting[r].is_empty() && !self.arb_wake_pending[r] {
+        if granted_through && self.wait_len[r] > 0 && !self.arb_wake_pending[r] {
             self.arb_wake_pending[r] = true;
             self.q.push(self.ch.xbar, Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0 });
         }
         Ok(())
     }
 
-    /// Grant the request of waiting entry `e` (= in_port * vcs + vc) if its crossbar ports are
+    /// Grant the request of waiting entry `e` (= in_port << VC_BITS | vc) if its crossbar ports are
     /// free and its output VC has room; route the next head of that input VC if there is one.
     #[inline]
-    fn try_grant(&mut self, router: u32, e: u16) -> Result<Grant> {
+    fn try_grant(&mut self, router: u32, e: u32) -> Result<Grant> {
         let now = self.now;
-        let e = e as usize;
-        let (in_port, vc) = ((e / self.vcs) as u16, e % self.vcs);
+        let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
         let ip = self.pidx(router, in_port);
         if self.ports[ip].xin_busy > now {
             return Ok(Grant::No);
@@ -880,7 +909,7 @@ impl Simulation {
         debug_assert!(pushed, "output space was reserved at grant");
         let pi = self.pidx(router, port);
         self.ports[pi].queued += 1;
-        if !self.waiting[router as usize].is_empty() {
+        if self.wait_len[router as usize] > 0 {
             self.request_arb(router)?;
         }
         self.try_send(router, port)
@@ -906,7 +935,7 @@ impl Simulation {
         let start = self.ports[pi].rr as usize;
         let mut chosen = None;
         for i in 0..vcs {
-            let vc = (start + i) % vcs;
+            let vc = if start + i >= vcs { start + i - vcs } else { start + i };
             let qi = pi * vcs + vc;
             if let Some(id) = self.outq.front(qi) {
                 let flits = self.pkts.get(id).flits as u32;
@@ -938,7 +967,7 @@ impl Simulation {
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let was_full = self.out_occ[qi] + self.packet_flits as u32 > self.out_cap;
         self.out_occ[qi] -= flits;
-        self.ports[pi].rr = ((vc + 1) % vcs) as u8;
+        self.ports[pi].rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let class = class_index(self.topo.class_of_port(port));
         let ser = flits as Time * self.ser_flit[class];
         self.ports[pi].busy = now + ser;
@@ -958,7 +987,7 @@ impl Simulation {
             self.ports[pi].wake = true;
             self.q.push(self.ch.port_wake[class], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
         }
-        if was_full && !self.waiting[router as usize].is_empty() {
+        if was_full && self.wait_len[router as usize] > 0 {
             self.request_arb(router)?; // output buffer space was freed
         }
         Ok(())
@@ -983,8 +1012,9 @@ impl Simulation {
 
     // ---- Accessors for checks and tests -----------------------------------------------------
 
-    pub(super) fn waiting_of(&self, router: usize) -> &[u16] {
-        &self.waiting[router]
+    pub(super) fn waiting_of(&self, router: usize) -> &[u32] {
+        let base = router * self.wait_cap;
+        &self.waiting[base..base + self.wait_len[router] as usize]
     }
 
     pub(super) fn radix(&self) -> usize {

@@ -11,12 +11,18 @@ use crate::units::Time;
 
 pub struct CreditLedger {
     cap: u32,
-    /// Free credits already absorbed, per VC queue.
-    free: Vec<u32>,
+    /// Free credits already absorbed and the ring position of the pending returns, per VC
+    /// queue, side by side so that one cache line serves a lookup.
+    state: Vec<State>,
     /// Pending returns, packed `time << 16 | flits`, one ring of `cap` entries per VC queue.
     ring: Vec<u64>,
-    head: Vec<u32>,
-    len: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct State {
+    free: u32,
+    head: u32,
+    len: u32,
 }
 
 const FLITS_BITS: u32 = 16;
@@ -26,10 +32,8 @@ impl CreditLedger {
     pub fn new(queues: usize, cap: u32) -> CreditLedger {
         CreditLedger {
             cap,
-            free: vec![cap; queues],
+            state: vec![State { free: cap, head: 0, len: 0 }; queues],
             ring: vec![0; queues * cap as usize],
-            head: vec![0; queues],
-            len: vec![0; queues],
         }
     }
 
@@ -39,7 +43,7 @@ impl CreditLedger {
 
     #[inline]
     fn entry(&self, q: usize, i: u32) -> (Time, u32) {
-        let mut pos = self.head[q] + i;
+        let mut pos = self.state[q].head + i;
         if pos >= self.cap {
             pos -= self.cap;
         }
@@ -50,8 +54,9 @@ impl CreditLedger {
     /// Free credits at time `now`, counting returns that have arrived but were not absorbed.
     #[inline]
     pub fn free_at(&self, q: usize, now: Time) -> u32 {
-        let mut f = self.free[q];
-        for i in 0..self.len[q] {
+        let s = self.state[q];
+        let mut f = s.free;
+        for i in 0..s.len {
             let (t, flits) = self.entry(q, i);
             if t > now {
                 break;
@@ -64,52 +69,55 @@ impl CreditLedger {
     /// Absorb the returns that have arrived by `now`; returns the free credits.
     #[inline]
     pub fn absorb(&mut self, q: usize, now: Time) -> u32 {
-        while self.len[q] > 0 {
-            let (t, flits) = self.entry(q, 0);
-            if t > now {
+        let base = q * self.cap as usize;
+        let s = &mut self.state[q];
+        while s.len > 0 {
+            let v = self.ring[base + s.head as usize];
+            if v >> FLITS_BITS > now {
                 break;
             }
-            self.free[q] += flits;
-            self.head[q] = if self.head[q] + 1 == self.cap { 0 } else { self.head[q] + 1 };
-            self.len[q] -= 1;
+            s.free += (v & ((1 << FLITS_BITS) - 1)) as u32;
+            s.head = if s.head + 1 == self.cap { 0 } else { s.head + 1 };
+            s.len -= 1;
         }
-        self.free[q]
+        s.free
     }
 
     /// Use `flits` credits (the caller checked they are free after `absorb`).
     #[inline]
     pub fn take(&mut self, q: usize, flits: u32) {
-        self.free[q] -= flits;
+        self.state[q].free -= flits;
     }
 
     /// Record a return of `flits` credits arriving at `time`.
     #[inline]
     pub fn give_back(&mut self, q: usize, time: Time, flits: u32) {
-        debug_assert!(self.len[q] < self.cap, "more credits returning than the buffer holds");
-        let mut pos = self.head[q] + self.len[q];
+        let s = &mut self.state[q];
+        debug_assert!(s.len < self.cap, "more credits returning than the buffer holds");
+        let mut pos = s.head + s.len;
         if pos >= self.cap {
             pos -= self.cap;
         }
+        s.len += 1;
         self.ring[q * self.cap as usize + pos as usize] = (time << FLITS_BITS) | flits as u64;
-        self.len[q] += 1;
     }
 
     /// Arrival time of the earliest pending return, if any.
     #[inline]
     pub fn next_return(&self, q: usize) -> Option<Time> {
-        (self.len[q] > 0).then(|| self.entry(q, 0).0)
+        (self.state[q].len > 0).then(|| self.entry(q, 0).0)
     }
 
     /// Absorbed free credits and flits still on their way back (for invariant checks).
     pub fn parts(&self, q: usize) -> (u32, u32) {
-        let pending = (0..self.len[q]).map(|i| self.entry(q, i).1).sum();
-        (self.free[q], pending)
+        let pending = (0..self.state[q].len).map(|i| self.entry(q, i).1).sum();
+        (self.state[q].free, pending)
     }
 
     /// Test helper: make `free` credits free and nothing pending.
     pub fn set_free(&mut self, q: usize, free: u32) {
-        self.free[q] = free;
-        self.len[q] = 0;
+        self.state[q].free = free;
+        self.state[q].len = 0;
     }
 }
 

@@ -3,8 +3,8 @@
 
 pub mod credits;
 pub mod packet;
-pub mod ring;
+pub mod queues;
 
 pub use credits::CreditLedger;
 pub use packet::{Packet, PacketArena, PacketId};
-pub use ring::RingPool;
+pub use queues::PacketQueues;
