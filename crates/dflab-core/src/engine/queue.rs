@@ -30,14 +30,27 @@ struct Timed {
     ev: Event,
 }
 
-const EMPTY: Time = Time::MAX;
+const EMPTY: u64 = u64::MAX;
+/// Head keys pack `time << SLOT_BITS | slot`, so the earliest head (ties to the lower slot) is a
+/// plain minimum over the array, without tracking an index.
+const SLOT_BITS: u32 = 4;
+const MAX_SLOTS: usize = 1 << SLOT_BITS;
+/// Times must fit the key: 2^60 ps, about 13 simulated days.
+pub const MAX_TIME: Time = (1 << (64 - SLOT_BITS)) - 1;
+
+#[inline]
+fn key(time: Time, slot: usize) -> u64 {
+    debug_assert!(time <= MAX_TIME);
+    time << SLOT_BITS | slot as u64
+}
 
 pub struct EventQueue {
     delays: Vec<Time>,
     fifos: Vec<VecDeque<Timed>>,
-    /// Time of each FIFO's front (EMPTY if none); the last slot mirrors the wheel's minimum. Kept in one
-    /// contiguous array so that finding the next event is a scan of one or two cache lines.
-    heads: Vec<Time>,
+    /// Key (time and slot) of each FIFO's front (EMPTY if none); the last slot mirrors the wheel's
+    /// minimum. Kept in one contiguous array so that finding the next event is a scan of one or
+    /// two cache lines.
+    heads: [u64; MAX_SLOTS],
     wheel: Wheel,
     seq: u64,
     now: Time,
@@ -49,7 +62,7 @@ impl Default for EventQueue {
         EventQueue {
             delays: Vec::new(),
             fifos: Vec::new(),
-            heads: vec![EMPTY],
+            heads: [EMPTY; MAX_SLOTS],
             wheel: Wheel::default(),
             seq: 0,
             now: 0,
@@ -92,18 +105,21 @@ impl EventQueue {
         self.len += 1;
         let f = &mut self.fifos[chan];
         if f.is_empty() {
-            self.heads[chan] = time;
+            self.heads[chan] = key(time, chan);
         }
         f.push_back(Timed { time, ev });
     }
 
     fn add_fifo(&mut self, delay: Time) -> usize {
+        assert!(self.fifos.len() + 2 <= MAX_SLOTS, "at most {} event channels", MAX_SLOTS - 1);
         self.delays.push(delay);
         self.fifos.push(VecDeque::with_capacity(1024));
-        let wheel_head = self.heads.pop().expect("wheel slot");
-        self.heads.push(EMPTY);
-        self.heads.push(wheel_head);
-        self.delays.len() - 1
+        // The wheel's slot moves to the end (its key carries the slot index).
+        let w = self.fifos.len();
+        let wheel_head = self.heads[w - 1];
+        self.heads[w - 1] = EMPTY;
+        self.heads[w] = if wheel_head == EMPTY { EMPTY } else { key(wheel_head >> SLOT_BITS, w) };
+        w - 1
     }
 
     /// Schedule `ev` `delay` ps from now. Use only for delays drawn from a small fixed set
@@ -117,48 +133,50 @@ impl EventQueue {
     /// Schedule `ev` at an arbitrary time not before now.
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now);
-        let key = Key { time, seq: self.seq };
+        let k = Key { time, seq: self.seq };
         self.seq += 1;
         self.len += 1;
-        self.wheel.push(Entry { key, ev }, self.now);
-        let head = self.heads.last_mut().expect("wheel slot");
-        *head = (*head).min(time);
+        self.wheel.push(Entry { key: k, ev }, self.now);
+        let w = self.fifos.len();
+        self.heads[w] = self.heads[w].min(key(time, w));
     }
 
+    /// Smallest head key (EMPTY if there is no event).
     #[inline]
-    fn min_slot(&self) -> usize {
-        // Branch-light argmin over a short contiguous array; ties go to the lower slot.
-        let mut best = 0;
-        let mut key = self.heads[0];
-        for (i, &k) in self.heads.iter().enumerate().skip(1) {
-            let better = k < key;
-            key = if better { k } else { key };
-            best = if better { i } else { best };
+    fn min_key(&self) -> u64 {
+        // A fixed-length reduction the compiler unrolls (unused slots stay EMPTY).
+        let h = &self.heads;
+        let mut m = [EMPTY; 4];
+        for c in h.chunks_exact(4) {
+            for j in 0..4 {
+                m[j] = m[j].min(c[j]);
+            }
         }
-        best
+        m[0].min(m[1]).min(m[2].min(m[3]))
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        let k = self.heads[self.min_slot()];
-        (k != EMPTY).then_some(k)
+        let k = self.min_key();
+        (k != EMPTY).then_some(k >> SLOT_BITS)
     }
 
     /// Remove and return the earliest event, advancing the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let i = self.min_slot();
-        if self.heads[i] == EMPTY {
+        let k = self.min_key();
+        if k == EMPTY {
             return None;
         }
+        let i = (k & (MAX_SLOTS as u64 - 1)) as usize;
         let e = if i == self.fifos.len() {
             let e = self.wheel.pop();
-            self.heads[i] = self.wheel.min_time().unwrap_or(EMPTY);
+            self.heads[i] = self.wheel.min_time().map_or(EMPTY, |t| key(t, i));
             Timed { time: e.key.time, ev: e.ev }
         } else {
             let f = &mut self.fifos[i];
             let e = f.pop_front().expect("fifo head");
-            self.heads[i] = f.front().map_or(EMPTY, |t| t.time);
+            self.heads[i] = f.front().map_or(EMPTY, |t| key(t.time, i));
             e
         };
         self.len -= 1;

@@ -7,7 +7,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use super::calendar::SlotCalendar;
-use super::queue::{Event, EventQueue};
+use super::queue::{Event, EventQueue, MAX_TIME};
 use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
@@ -248,6 +248,16 @@ impl Simulation {
         let injector = Injector::new(cfg.traffic.process, cfg.traffic.load, slot);
         let warm = us_to_ps(cfg.run.warmup_us);
         let end = warm + us_to_ps(cfg.run.measure_us);
+        if end > MAX_TIME {
+            return Err(Error::config(
+                "run",
+                format!(
+                    "warmup_us + measure_us is {:.0} us; allowed: at most {:.0} us",
+                    ps_to_us(end),
+                    ps_to_us(MAX_TIME)
+                ),
+            ));
+        }
         let stats = Stats::new(warm, end, us_to_ps(cfg.run.window_us).max(1));
         let check = cfg.run.check;
         let ser_flit = [
@@ -387,7 +397,10 @@ impl Simulation {
             self.schedule_generation(node as u32, t);
         }
         for (i, ph) in self.cfg.traffic.phases.iter().enumerate() {
-            self.q.at(us_to_ps(ph.start_us), Event { kind: PHASE, vc: 0, port: 0, a: 0, b: i as u32 });
+            let t = us_to_ps(ph.start_us);
+            if t < self.end {
+                self.q.at(t, Event { kind: PHASE, vc: 0, port: 0, a: 0, b: i as u32 });
+            }
         }
         let check_every = us_to_ps(1.0);
         let mut next_check = check_every;
