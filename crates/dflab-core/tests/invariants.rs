@@ -74,3 +74,41 @@ fn watchdog_reports_where_a_one_vc_valiant_network_deadlocks() {
     e.run.measure_us = 20.0;
     assert!(dflab_core::simulate(&e).is_ok());
 }
+
+/// Sends every packet to the last global port of its router (ejecting at the destination).
+struct LastGlobalPort {
+    radix: u16,
+    p: u32,
+}
+
+impl dflab_core::routing::Routing for LastGlobalPort {
+    fn vcs(&self) -> usize {
+        2
+    }
+    fn max_hops(&self) -> u32 {
+        3
+    }
+    fn route(
+        &mut self,
+        view: &dflab_core::routing::RouterView,
+        pkt: &mut dflab_core::network::Packet,
+        _rng: &mut dflab_core::routing::Rng,
+    ) -> dflab_core::routing::Hop {
+        let port = if view.router == pkt.dst_router { (pkt.dst % self.p) as u16 } else { self.radix - 1 };
+        dflab_core::routing::Hop { port, vc: 0 }
+    }
+}
+
+#[test]
+fn a_routing_that_picks_an_unconnected_port_is_an_error_not_a_crash() {
+    // dfly(2,4,2) with g = 5: each group needs 4 of its 8 global ports, so routers 2 and 3 of
+    // every group have no link on their last global port.
+    let mut e = small(2, 4, 2, 1, Arrangement::Absolute);
+    e.topology.g = Some(5);
+    e.traffic.load = 0.3;
+    let topo = dflab_core::topology::Topology::new(&e.topology).unwrap();
+    let routing = LastGlobalPort { radix: topo.radix as u16, p: topo.p as u32 };
+    let err = dflab_core::engine::Simulation::with_routing(&e, topo, Box::new(routing)).unwrap().run().unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("routed onto unconnected port 6"), "{msg}");
+}

@@ -42,17 +42,33 @@ impl Simulation {
                 let pi = r * radix + port;
                 for vc in 0..vcs {
                     let qi = pi * vcs + vc;
-                    if self.in_occ[qi] > self.in_cap || self.out_occ[qi] > self.out_cap {
+                    if self.inq.flits(qi) > self.in_cap || self.out_occ[qi] > self.out_cap {
                         return fail(format!(
                             "buffer over capacity at router {r} port {port} VC {vc}: input {}/{}, output {}/{}",
-                            self.in_occ[qi], self.in_cap, self.out_occ[qi], self.out_cap
+                            self.inq.flits(qi),
+                            self.in_cap,
+                            self.out_occ[qi],
+                            self.out_cap
+                        ));
+                    }
+                    if self.credits.watched(qi) != self.ports[pi].credit_blocked {
+                        return fail(format!(
+                            "credit watch flag of router {r} port {port} VC {vc} disagrees with the port's blocked state"
+                        ));
+                    }
+                    if self.outq.flits(qi) > self.out_occ[qi] {
+                        return fail(format!(
+                            "output buffer of router {r} port {port} VC {vc} holds {} flits but only {} are counted",
+                            self.outq.flits(qi),
+                            self.out_occ[qi]
                         ));
                     }
                     let in_flits: u32 = self.inq.iter(qi).map(|id| self.pkts.get(id).flits as u32).sum();
-                    if in_flits != self.in_occ[qi] {
+                    if in_flits != self.inq.flits(qi) {
                         return fail(format!(
                             "input occupancy counter {} != {} flits queued at router {r} port {port} VC {vc}",
-                            self.in_occ[qi], in_flits
+                            self.inq.flits(qi),
+                            in_flits
                         ));
                     }
                     let (pr, pp) = self.ports[pi].peer;
@@ -61,12 +77,14 @@ impl Simulation {
                     }
                     let down = (pr as usize * radix + pp as usize) * vcs + vc;
                     let (free, returning) = self.credits.parts(qi);
-                    let total = free + self.inflight_flits[qi] + self.in_occ[down] + returning;
+                    let total = free + self.inflight_flits[qi] + self.inq.flits(down) + returning;
                     if total != self.in_cap {
                         return fail(format!(
                             "credits not conserved on router {r} port {port} VC {vc}: free {free} + on wire {} + \
                              downstream {} + returning {returning} != {}",
-                            self.inflight_flits[qi], self.in_occ[down], self.in_cap
+                            self.inflight_flits[qi],
+                            self.inq.flits(down),
+                            self.in_cap
                         ));
                     }
                 }
@@ -77,7 +95,7 @@ impl Simulation {
             let port = n % self.topo.p;
             let down = (r * radix + port) * vcs;
             let (free, returning) = self.nic_credits.parts(n);
-            let total = free + self.nic_inflight_flits[n] + self.in_occ[down] + returning;
+            let total = free + self.nic_inflight_flits[n] + self.inq.flits(down) + returning;
             if total != self.in_cap {
                 return fail(format!(
                     "credits not conserved on the injection link of node {n}: {total} != {}",

@@ -91,7 +91,6 @@ pub struct Simulation {
     /// Indexed by (router * radix + port) * vcs + vc.
     pub(super) inq: PacketQueues,
     pub(super) outq: PacketQueues,
-    pub(super) in_occ: Vec<u32>,
     pub(super) out_occ: Vec<u32>,
     /// Free downstream credits of every output VC (returns recorded with their arrival time).
     pub(super) credits: CreditLedger,
@@ -166,7 +165,9 @@ pub(super) struct PortState {
     /// A PORT_WAKE event is pending.
     wake: bool,
     /// The port waits for credits and no return is on its way: the next return must wake it.
-    credit_blocked: bool,
+    /// Mirrored by the `watched` flag of each of its VCs in the credit ledger, which is what a
+    /// returning credit checks (the port's own line is touched only when the flag is set).
+    pub(super) credit_blocked: bool,
 }
 
 /// Outcome of one crossbar request.
@@ -312,7 +313,6 @@ impl Simulation {
             pkts: PacketArena::default(),
             inq: PacketQueues::new(queues, in_cap),
             outq: PacketQueues::new(queues, out_cap),
-            in_occ: vec![0; queues],
             out_occ: vec![0; queues],
             credits,
             lru: vec![0; queues],
@@ -658,13 +658,13 @@ impl Simulation {
             }
             pkt.flits as u32
         };
-        if !self.inq.push(qi, id) || self.in_occ[qi] + flits > self.in_cap {
+        if self.inq.flits(qi) + flits > self.in_cap || !self.inq.push(qi, id, flits) {
             return Err(Error::Invariant(format!(
                 "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {} flits)",
-                self.in_occ[qi], self.in_cap
+                self.inq.flits(qi),
+                self.in_cap
             )));
         }
-        self.in_occ[qi] += flits;
         if self.check {
             if host {
                 self.nic_inflight_flits[router as usize * self.topo.p + port as usize] -= flits;
@@ -715,9 +715,6 @@ impl Simulation {
                     pkt.hops + 1,
                     self.max_hops
                 )));
-            }
-            if self.ports[router as usize * self.radix + port as usize].peer.0 == NONE {
-                return Err(Error::Invariant(format!("router {router} routed onto unconnected port {port}")));
             }
         }
         let r = router as usize;
@@ -815,11 +812,15 @@ impl Simulation {
         };
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
+        let host = self.topo.is_host_port(out_port);
+        if !host && self.ports[op].peer.0 == NONE {
+            // Checked here rather than when routing: this line is read here anyway.
+            return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
+        }
         if self.ports[op].xout_busy > now || self.out_occ[oi] + flits > self.out_cap {
             return Ok(Grant::No);
         }
-        self.inq.pop(qi);
-        self.in_occ[qi] -= flits;
+        self.inq.pop(qi, flits);
         let xfer = flits as Time * self.xbar_flit;
         self.ports[ip].xin_busy = now + xfer;
         self.ports[op].xout_busy = now + xfer;
@@ -827,7 +828,6 @@ impl Simulation {
         self.lru[qi] = self.lru_clock;
         self.traversals += 1;
         self.last_progress = now;
-        let host = self.topo.is_host_port(out_port);
         let grant = if self.ports[op].queued == 0
             && self.ports[op].busy <= now + xfer
             && (host || self.credits.absorb(oi, now) >= flits)
@@ -907,9 +907,14 @@ impl Simulation {
             let (ur, up) = self.ports[self.pidx(router, in_port)].peer;
             let class = class_index(self.topo.class_of_port(in_port));
             let upi = self.pidx(ur, up);
-            self.credits.give_back(upi * self.vcs + vc, self.now + self.credit_lat[class], flits);
-            if self.ports[upi].credit_blocked && !self.ports[upi].wake {
+            let uq = upi * self.vcs + vc;
+            self.credits.give_back(uq, self.now + self.credit_lat[class], flits);
+            if self.credits.watched(uq) && !self.ports[upi].wake {
+                debug_assert!(self.ports[upi].credit_blocked);
                 self.ports[upi].credit_blocked = false;
+                for v in 0..self.vcs {
+                    self.credits.set_watched(upi * self.vcs + v, false);
+                }
                 self.ports[upi].wake = true;
                 self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
             }
@@ -918,7 +923,8 @@ impl Simulation {
 
     fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
         let qi = self.qidx(router, port, vc as usize);
-        let pushed = self.outq.push(qi, id);
+        let flits = self.pkts.get(id).flits as u32;
+        let pushed = self.outq.push(qi, id, flits);
         debug_assert!(pushed, "output space was reserved at grant");
         let pi = self.pidx(router, port);
         self.ports[pi].queued += 1;
@@ -971,11 +977,16 @@ impl Simulation {
                     self.q.at(t, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
                 }
                 Some(_) => {}
-                None => self.ports[pi].credit_blocked = true,
+                None => {
+                    self.ports[pi].credit_blocked = true;
+                    for v in 0..vcs {
+                        self.credits.set_watched(pi * vcs + v, true);
+                    }
+                }
             }
             return Ok(());
         };
-        self.outq.pop(qi);
+        self.outq.pop(qi, flits);
         self.ports[pi].queued -= 1;
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let was_full = self.out_occ[qi] + self.packet_flits as u32 > self.out_cap;

@@ -23,6 +23,8 @@ struct State {
     free: u32,
     head: u32,
     len: u32,
+    /// The sender is blocked on credits and waits for a return to wake it (see `watch`).
+    watched: bool,
 }
 
 const FLITS_BITS: u32 = 16;
@@ -32,7 +34,7 @@ impl CreditLedger {
     pub fn new(queues: usize, cap: u32) -> CreditLedger {
         CreditLedger {
             cap,
-            state: vec![State { free: cap, head: 0, len: 0 }; queues],
+            state: vec![State { free: cap, head: 0, len: 0, watched: false }; queues],
             ring: vec![0; queues * cap as usize],
         }
     }
@@ -100,6 +102,19 @@ impl CreditLedger {
         }
         s.len += 1;
         self.ring[q * self.cap as usize + pos as usize] = (time << FLITS_BITS) | flits as u64;
+    }
+
+    /// Mark (or unmark) the queue's sender as waiting for a return. The flag lives with the
+    /// credit state, so the code recording a return sees it without touching the sender's
+    /// other state (another router's cache lines).
+    #[inline]
+    pub fn set_watched(&mut self, q: usize, on: bool) {
+        self.state[q].watched = on;
+    }
+
+    #[inline]
+    pub fn watched(&self, q: usize) -> bool {
+        self.state[q].watched
     }
 
     /// Arrival time of the earliest pending return, if any.

@@ -1,6 +1,7 @@
 //! Many FIFO queues of packet ids (every router buffer, per port and VC, is one), as intrusive
-//! linked lists: each queue keeps head, tail and length side by side, and the link to the next
-//! packet is stored per packet id. A packet sits in at most one queue of a pool at a time.
+//! linked lists: each queue keeps head, tail, length and occupancy in flits side by side, and the
+//! link to the next packet is stored per packet id. A packet sits in at most one queue of a pool
+//! at a time.
 //!
 //! Profiling showed the previous flat ring per queue (capacity-sized, so mostly empty) costing a
 //! cache miss on almost every push and pop; the lists touch only the queue's 12 bytes and the
@@ -15,6 +16,8 @@ struct Meta {
     head: PacketId,
     tail: PacketId,
     len: u32,
+    /// Flits held (the buffer occupancy), kept with the list so one cache line serves both.
+    flits: u32,
 }
 
 pub struct PacketQueues {
@@ -27,12 +30,18 @@ pub struct PacketQueues {
 
 impl PacketQueues {
     pub fn new(queues: usize, cap: u32) -> PacketQueues {
-        PacketQueues { cap, meta: vec![Meta { head: NIL, tail: NIL, len: 0 }; queues], next: Vec::new() }
+        PacketQueues { cap, meta: vec![Meta { head: NIL, tail: NIL, len: 0, flits: 0 }; queues], next: Vec::new() }
     }
 
     #[inline]
     pub fn len(&self, q: usize) -> u32 {
         self.meta[q].len
+    }
+
+    /// Flits held by queue `q`.
+    #[inline]
+    pub fn flits(&self, q: usize) -> u32 {
+        self.meta[q].flits
     }
 
     #[inline]
@@ -46,9 +55,10 @@ impl PacketQueues {
         (m.len > 0).then_some(m.head)
     }
 
-    /// Push at the back; returns false (and does nothing) when the queue is full.
+    /// Push a packet of `flits` flits at the back; returns false (and does nothing) when the
+    /// queue is full.
     #[inline]
-    pub fn push(&mut self, q: usize, id: PacketId) -> bool {
+    pub fn push(&mut self, q: usize, id: PacketId, flits: u32) -> bool {
         if id as usize >= self.next.len() {
             self.next.resize((id as usize + 1).next_power_of_two().max(1024), NIL);
         }
@@ -63,17 +73,20 @@ impl PacketQueues {
         }
         m.tail = id;
         m.len += 1;
+        m.flits += flits;
         true
     }
 
+    /// Pop the front packet, which has `flits` flits.
     #[inline]
-    pub fn pop(&mut self, q: usize) -> Option<PacketId> {
+    pub fn pop(&mut self, q: usize, flits: u32) -> Option<PacketId> {
         let m = &mut self.meta[q];
         if m.len == 0 {
             return None;
         }
         let id = m.head;
         m.len -= 1;
+        m.flits -= flits;
         if m.len > 0 {
             m.head = self.next[id as usize];
         }
@@ -101,15 +114,15 @@ mod tests {
         let mut r = PacketQueues::new(3, 4);
         for round in 0..10u32 {
             for i in 0..4 {
-                assert!(r.push(1, round * 10 + i));
+                assert!(r.push(1, round * 10 + i, 1));
             }
-            assert!(!r.push(1, 99));
+            assert!(!r.push(1, 99, 1));
             assert_eq!(r.iter(1).collect::<Vec<_>>(), (0..4).map(|i| round * 10 + i).collect::<Vec<_>>());
             assert_eq!(r.front(1), Some(round * 10));
             for i in 0..4 {
-                assert_eq!(r.pop(1), Some(round * 10 + i));
+                assert_eq!(r.pop(1, 1), Some(round * 10 + i));
             }
-            assert_eq!(r.pop(1), None);
+            assert_eq!(r.pop(1, 1), None);
             assert!(r.is_empty(0) && r.is_empty(2));
         }
     }
@@ -118,13 +131,14 @@ mod tests {
     fn queues_are_independent_when_interleaved() {
         let mut r = PacketQueues::new(2, 8);
         for id in 0..8u32 {
-            assert!(r.push((id % 2) as usize, id));
+            assert!(r.push((id % 2) as usize, id, 2));
         }
         assert_eq!(r.iter(0).collect::<Vec<_>>(), vec![0, 2, 4, 6]);
         assert_eq!(r.iter(1).collect::<Vec<_>>(), vec![1, 3, 5, 7]);
-        assert_eq!(r.pop(1), Some(1));
-        assert!(r.push(0, 1));
+        assert_eq!(r.pop(1, 2), Some(1));
+        assert!(r.push(0, 1, 2));
         assert_eq!(r.iter(0).collect::<Vec<_>>(), vec![0, 2, 4, 6, 1]);
         assert_eq!(r.iter(1).collect::<Vec<_>>(), vec![3, 5, 7]);
+        assert_eq!((r.flits(0), r.flits(1)), (10, 6));
     }
 }
