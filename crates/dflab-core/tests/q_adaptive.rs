@@ -27,7 +27,6 @@ fn params(epsilon: f64) -> QParams {
 
 /// Empty network state for building router views.
 struct State {
-    occ: Vec<u32>,
     credits: CreditLedger,
 }
 
@@ -36,10 +35,10 @@ const VCS: usize = 5;
 impl State {
     fn new(t: &Topology) -> State {
         let n = t.routers() * t.radix * VCS;
-        State { occ: vec![0; n], credits: CreditLedger::new(n, 20) }
+        State { credits: CreditLedger::new(n, 20) }
     }
     fn view<'a>(&'a self, t: &'a Topology, router: u32, in_port: u16) -> RouterView<'a> {
-        RouterView::new(t, router, in_port, 0, VCS, &self.occ, &self.credits)
+        RouterView::new(t, router, in_port, 0, VCS, &self.credits)
     }
 }
 

@@ -42,12 +42,12 @@ impl Simulation {
                 let pi = r * radix + port;
                 for vc in 0..vcs {
                     let qi = pi * vcs + vc;
-                    if self.inq.flits(qi) > self.in_cap || self.out_occ[qi] > self.out_cap {
+                    if self.inq.flits(qi) > self.in_cap || self.credits.out_flits(qi) > self.out_cap {
                         return fail(format!(
                             "buffer over capacity at router {r} port {port} VC {vc}: input {}/{}, output {}/{}",
                             self.inq.flits(qi),
                             self.in_cap,
-                            self.out_occ[qi],
+                            self.credits.out_flits(qi),
                             self.out_cap
                         ));
                     }
@@ -56,11 +56,11 @@ impl Simulation {
                             "credit watch flag of router {r} port {port} VC {vc} disagrees with the port's blocked state"
                         ));
                     }
-                    if self.outq.flits(qi) > self.out_occ[qi] {
+                    if self.outq.flits(qi) > self.credits.out_flits(qi) {
                         return fail(format!(
                             "output buffer of router {r} port {port} VC {vc} holds {} flits but only {} are counted",
                             self.outq.flits(qi),
-                            self.out_occ[qi]
+                            self.credits.out_flits(qi)
                         ));
                     }
                     let in_flits: u32 = self.inq.iter(qi).map(|id| self.pkts.get(id).flits as u32).sum();
@@ -153,7 +153,7 @@ impl Simulation {
                     p.hops,
                     self.describe_port(r as u32, p.out_port),
                     p.out_vc,
-                    self.out_occ[oi],
+                    self.credits.out_flits(oi),
                     self.out_cap,
                     self.credits.free_at(oi, self.now),
                     self.in_cap

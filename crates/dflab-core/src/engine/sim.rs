@@ -91,7 +91,6 @@ pub struct Simulation {
     /// Indexed by (router * radix + port) * vcs + vc.
     pub(super) inq: PacketQueues,
     pub(super) outq: PacketQueues,
-    pub(super) out_occ: Vec<u32>,
     /// Free downstream credits of every output VC (returns recorded with their arrival time).
     pub(super) credits: CreditLedger,
     /// Indexed by router * radix + port.
@@ -313,7 +312,6 @@ impl Simulation {
             pkts: PacketArena::default(),
             inq: PacketQueues::new(queues, in_cap),
             outq: PacketQueues::new(queues, out_cap),
-            out_occ: vec![0; queues],
             credits,
             lru: vec![0; queues],
             lru_clock: 0,
@@ -683,7 +681,7 @@ impl Simulation {
 
     /// Route the packet that just became the head of input (port, vc).
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
-        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
+        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
         let pkt = self.pkts.get_mut(id);
         let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
         if out_vc as usize >= self.alg_vcs {
@@ -817,7 +815,7 @@ impl Simulation {
             // Checked here rather than when routing: this line is read here anyway.
             return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
         }
-        if self.ports[op].xout_busy > now || self.out_occ[oi] + flits > self.out_cap {
+        if self.ports[op].xout_busy > now || self.credits.out_flits(oi) + flits > self.out_cap {
             return Ok(Grant::No);
         }
         self.inq.pop(qi, flits);
@@ -839,7 +837,7 @@ impl Simulation {
             self.send_through(router, out_port, out_vc, id, flits, now + xfer);
             Grant::Through
         } else {
-            self.out_occ[oi] += flits;
+            self.credits.add_out_flits(oi, flits);
             self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
             Grant::Queued
         };
@@ -875,7 +873,7 @@ impl Simulation {
     /// Ask the routing for feedback on the packet leaving input `in_port` and send it upstream
     /// with the credit latency.
     fn send_feedback(&mut self, router: u32, in_port: u16, id: PacketId) {
-        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.out_occ, &self.credits);
+        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
         let Some(fb) = self.routing.feedback(&view, self.pkts.get(id)) else { return };
         let slot = match self.free_feedbacks.pop() {
             Some(i) => {
@@ -989,8 +987,8 @@ impl Simulation {
         self.outq.pop(qi, flits);
         self.ports[pi].queued -= 1;
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
-        let was_full = self.out_occ[qi] + self.packet_flits as u32 > self.out_cap;
-        self.out_occ[qi] -= flits;
+        let was_full = self.credits.out_flits(qi) + self.packet_flits as u32 > self.out_cap;
+        self.credits.remove_out_flits(qi, flits);
         self.ports[pi].rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let class = class_index(self.topo.class_of_port(port));
         let ser = flits as Time * self.ser_flit[class];

@@ -25,6 +25,9 @@ struct State {
     len: u32,
     /// The sender is blocked on credits and waits for a return to wake it (see `watch`).
     watched: bool,
+    /// Flits in the sender's output buffer of this VC (including packets still crossing the
+    /// crossbar): kept here because every reader of it also reads the credits.
+    out_flits: u32,
 }
 
 const FLITS_BITS: u32 = 16;
@@ -34,7 +37,7 @@ impl CreditLedger {
     pub fn new(queues: usize, cap: u32) -> CreditLedger {
         CreditLedger {
             cap,
-            state: vec![State { free: cap, head: 0, len: 0, watched: false }; queues],
+            state: vec![State { free: cap, head: 0, len: 0, watched: false, out_flits: 0 }; queues],
             ring: vec![0; queues * cap as usize],
         }
     }
@@ -102,6 +105,29 @@ impl CreditLedger {
         }
         s.len += 1;
         self.ring[q * self.cap as usize + pos as usize] = (time << FLITS_BITS) | flits as u64;
+    }
+
+    /// Flits in the output buffer of VC queue `q`.
+    #[inline]
+    pub fn out_flits(&self, q: usize) -> u32 {
+        self.state[q].out_flits
+    }
+
+    #[inline]
+    pub fn add_out_flits(&mut self, q: usize, flits: u32) {
+        self.state[q].out_flits += flits;
+    }
+
+    #[inline]
+    pub fn remove_out_flits(&mut self, q: usize, flits: u32) {
+        self.state[q].out_flits -= flits;
+    }
+
+    /// The congestion signal of VC queue `q` at `now`: output-buffer flits plus used credits
+    /// (ejection ports keep full credits, so theirs is the output buffer alone).
+    #[inline]
+    pub fn occupancy(&self, q: usize, now: Time) -> u32 {
+        self.state[q].out_flits + (self.cap - self.free_at(q, now))
     }
 
     /// Mark (or unmark) the queue's sender as waiting for a return. The flag lives with the

@@ -47,21 +47,19 @@ pub struct RouterView<'a> {
     pub in_port: u16,
     pub now: Time,
     pub vcs: usize,
-    /// Flits in output buffers (including packets crossing the crossbar), per (router, port, VC).
-    out_occ: &'a [u32],
-    /// Free downstream credits (flits), per (router, port, VC), with returns still in flight.
+    /// Flits in output buffers (including packets crossing the crossbar) and free downstream
+    /// credits (with returns still in flight), per (router, port, VC).
     credits: &'a CreditLedger,
 }
 
 impl<'a> RouterView<'a> {
-    /// `out_occ` and `credits` cover the whole network, indexed `(router*radix + port)*vcs + vc`.
+    /// `credits` covers the whole network, indexed `(router*radix + port)*vcs + vc`.
     pub fn new(
         topo: &'a Topology,
         router: u32,
         in_port: u16,
         now: Time,
         vcs: usize,
-        out_occ: &'a [u32],
         credits: &'a CreditLedger,
     ) -> RouterView<'a> {
         RouterView {
@@ -72,7 +70,6 @@ impl<'a> RouterView<'a> {
             in_port,
             now,
             vcs,
-            out_occ,
             credits,
         }
     }
@@ -80,8 +77,7 @@ impl<'a> RouterView<'a> {
     #[inline]
     fn at(&self, router: u32, port: u16, vc: usize) -> u32 {
         let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
-        // Ejection ports keep full credits, so their used credits are 0.
-        self.out_occ[i] + (self.credits.capacity() - self.credits.free_at(i, self.now))
+        self.credits.occupancy(i, self.now)
     }
 
     /// Congestion signal of one output VC of this router: output-buffer flits plus used credits

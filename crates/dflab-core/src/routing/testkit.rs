@@ -13,7 +13,6 @@ pub struct Net {
     pub vcs: usize,
     pub in_cap: u32,
     /// Per (router, port, vc).
-    pub out_occ: Vec<u32>,
     pub credits: CreditLedger,
 }
 
@@ -31,7 +30,7 @@ impl Net {
                 .unwrap();
         let vcs = 8;
         let n = topo.routers() * topo.radix * vcs;
-        Net { topo, vcs, in_cap: 20, out_occ: vec![0; n], credits: CreditLedger::new(n, 20) }
+        Net { topo, vcs, in_cap: 20, credits: CreditLedger::new(n, 20) }
     }
 
     /// Make `flits` of congestion visible on (router, port, vc) as used credits.
@@ -41,7 +40,7 @@ impl Net {
     }
 
     pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {
-        RouterView::new(&self.topo, router, in_port, 0, self.vcs, &self.out_occ, &self.credits)
+        RouterView::new(&self.topo, router, in_port, 0, self.vcs, &self.credits)
     }
 
     pub fn sample_pairs(&self, n: usize, seed: u64) -> Vec<(u32, u32)> {
