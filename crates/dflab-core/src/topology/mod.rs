@@ -40,8 +40,11 @@ pub struct Topology {
     global_peer: Vec<(u32, u16)>,
     /// Per (router, global slot k): the group the link leads to, or NONE.
     global_group: Vec<u32>,
-    /// Per (group G, group D): the (router index in G, global slot) of every link G→D.
-    gateways: Vec<Vec<(u16, u16)>>,
+    /// Per (group G, group D): the (router index in G, global slot) of every link G→D, flat:
+    /// the links of pair i are `gateway_links[gateway_start[i]..gateway_start[i + 1]]` (one
+    /// lookup touches two small arrays instead of a separate allocation per pair).
+    gateway_start: Vec<u32>,
+    gateway_links: Vec<(u16, u16)>,
 }
 
 impl Topology {
@@ -114,6 +117,13 @@ impl Topology {
                 }
             }
         }
+        let mut gateway_start = Vec::with_capacity(g * g + 1);
+        gateway_start.push(0u32);
+        let mut gateway_links = Vec::new();
+        for links in gateways {
+            gateway_links.extend(links);
+            gateway_start.push(gateway_links.len() as u32);
+        }
         Ok(Topology {
             p,
             a,
@@ -124,7 +134,8 @@ impl Topology {
             radix: p + a - 1 + h,
             global_peer: wiring.peer,
             global_group: wiring.group,
-            gateways,
+            gateway_start,
+            gateway_links,
         })
     }
 
@@ -233,7 +244,8 @@ impl Topology {
     /// Every global link from group `from` to group `to`, as (router index in `from`, port).
     #[inline]
     pub fn gateways(&self, from: u32, to: u32) -> &[(u16, u16)] {
-        &self.gateways[from as usize * self.g + to as usize]
+        let i = from as usize * self.g + to as usize;
+        &self.gateway_links[self.gateway_start[i] as usize..self.gateway_start[i + 1] as usize]
     }
 
     /// Number of router-to-router hops of a minimal path between two routers.
