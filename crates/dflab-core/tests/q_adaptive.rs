@@ -134,7 +134,7 @@ fn feedback_content_follows_the_reference_rules() {
     let mut q = QAdaptive::new(&t, params(0.0));
     // Packet 0 -> a node of group 5 (router 40), now at router 8 (group 1), arrived on global
     // port 11 from group 0.
-    let mut pkt = Packet::new(0, 5 * 32 + 3, 40, 1, 0);
+    let mut pkt = Packet::new(0, 5 * 32 + 3, 40, 1);
     pkt.prev_arrival = 1_000_000;
     pkt.arrival = 1_400_000;
     pkt.hops = 1;
@@ -149,7 +149,7 @@ fn feedback_content_follows_the_reference_rules() {
     assert_eq!((f.dst, f.src, f.hop_delay, f.estimate), (pkt.dst, 0, 400_000, want));
 
     // In the destination group: feedback with estimate 0 for a global arrival, none for local.
-    let mut pkt = Packet::new(0, 5 * 32 + 3, 40, 1, 0);
+    let mut pkt = Packet::new(0, 5 * 32 + 3, 40, 1);
     pkt.hops = 2;
     pkt.estimate = 123.0;
     let gv = st.view(&t, 41, t.first_global_port());
@@ -162,7 +162,7 @@ fn feedback_content_follows_the_reference_rules() {
 
 /// Route a packet from node `src` (at its source router, hop 0) and return (port, nonminimal).
 fn route_at_source(q: &mut QAdaptive, t: &Topology, st: &State, src: u32, dst: u32, seed: u64) -> (u16, bool) {
-    let mut pkt = Packet::new(src, dst, t.router_of_node(dst), 1, 0);
+    let mut pkt = Packet::new(src, dst, t.router_of_node(dst), 1);
     let view = st.view(t, t.router_of_node(src), t.host_port_of_node(src));
     let mut rng = Rng::seed_from_u64(seed);
     let hop = q.route(&view, &mut pkt, &mut rng);
@@ -218,7 +218,7 @@ fn intermediate_threshold_keeps_or_diverts() {
     let row = 9 * 4; // group 10 seen from group 1
     let min_port = 5u16;
     let run = |q: &mut QAdaptive, seed: u64| {
-        let mut pkt = Packet::new(src, dst, t.router_of_node(dst), 1, 0);
+        let mut pkt = Packet::new(src, dst, t.router_of_node(dst), 1);
         pkt.hops = 1;
         let view = st.view(&t, me, 11);
         let mut rng = Rng::seed_from_u64(seed);
@@ -258,7 +258,7 @@ fn intermediate_threshold_keeps_or_diverts() {
         q.tables.set(me, row2, c, 10.0);
     }
     q.tables.set(me, row2, 8, 9999.0);
-    let mut pkt = Packet::new(src, 2 * 32 + 5, t.router_of_node(2 * 32 + 5), 1, 0);
+    let mut pkt = Packet::new(src, 2 * 32 + 5, t.router_of_node(2 * 32 + 5), 1);
     pkt.hops = 1;
     let mut rng = Rng::seed_from_u64(3);
     assert_eq!(q.route(&st.view(&t, me, 11), &mut pkt, &mut rng).port, 12);

@@ -364,8 +364,8 @@ impl Simulation {
         if src >= nodes || dst >= nodes {
             return Err(Error::config("trace", format!("nodes are numbered 0 to {}", nodes - 1)));
         }
-        let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits, 0);
-        let id = self.pkts.alloc(pkt);
+        let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits);
+        let id = self.pkts.alloc(pkt, 0);
         self.nic_queue[src as usize].push_back(id);
         self.in_source += 1;
         self.generated_total += 1;
@@ -507,10 +507,9 @@ impl Simulation {
             return;
         }
         let dst = self.sampler.destination(node, &mut self.node_rng[n]);
-        let mut pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits, now);
-        pkt.measured = self.stats.in_measurement(now);
+        let pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits);
         self.stats.on_generate(now, self.flit_bytes * self.packet_flits as u64);
-        let id = self.pkts.alloc(pkt);
+        let id = self.pkts.alloc(pkt, now);
         self.nic_queue[n].push_back(id);
         self.in_source += 1;
         self.generated_total += 1;
@@ -617,7 +616,7 @@ impl Simulation {
         let resume = std::mem::take(&mut self.gen_deferred[n]);
         let ser = flits as Time * self.ser_flit[0];
         self.nic_busy[n] = now + ser;
-        self.pkts.get_mut(id).inject_time = now;
+        self.pkts.set_injected(id, now);
         self.in_source -= 1;
         if self.in_network == 0 {
             self.last_progress = now;
@@ -1023,7 +1022,7 @@ impl Simulation {
             return; // still in flight when the run stops
         }
         let bytes = self.flit_bytes * self.pkts.get(id).flits as u64;
-        self.stats.on_deliver(at, self.pkts.get(id), bytes);
+        self.stats.on_deliver(at, self.pkts.get(id), self.pkts.stamps(id), bytes);
         if self.tracing {
             self.traced = Some((*self.pkts.get(id), at));
         }

@@ -6,5 +6,5 @@ pub mod packet;
 pub mod queues;
 
 pub use credits::CreditLedger;
-pub use packet::{Packet, PacketArena, PacketId};
+pub use packet::{Packet, PacketArena, PacketId, Stamps};
 pub use queues::PacketQueues;

@@ -7,10 +7,10 @@ use crate::units::Time;
 
 pub type PacketId = u32;
 
-/// Laid out by hand (`repr(C)`) so that the fields read and written at every hop share the
-/// first cache line; the fields used only at generation and delivery (statistics) follow. The
-/// 64-byte alignment keeps every packet on its own lines (profiling showed the 72-byte default
-/// layout straddling two lines on most hops).
+/// Exactly one 64-byte cache line, aligned, holding everything read or written at a hop
+/// (profiling showed the former 72-byte packet straddling two lines on most hops). The time
+/// stamps used only at delivery (generation and injection times) live beside it in the arena
+/// ([`Stamps`]).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 pub struct Packet {
@@ -39,23 +39,23 @@ pub struct Packet {
     pub phase: u8,
     /// The path is not minimal (set by the routing when it diverts).
     pub nonminimal: bool,
-    /// Generated inside the measurement window.
-    pub measured: bool,
-    // ---- second cache line: generation and delivery only ----
     pub src: u32,
+}
+
+/// Time stamps of a packet read only when it is delivered (statistics).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stamps {
     pub gen_time: Time,
     /// When the packet left the source NIC (start of its network latency).
     pub inject_time: Time,
 }
 
 impl Packet {
-    pub fn new(src: u32, dst: u32, dst_router: u32, flits: u16, gen_time: Time) -> Packet {
+    pub fn new(src: u32, dst: u32, dst_router: u32, flits: u16) -> Packet {
         Packet {
             src,
             dst,
             dst_router,
-            gen_time,
-            inject_time: 0,
             inter_router: NONE,
             inter_group: NONE,
             flits,
@@ -65,7 +65,6 @@ impl Packet {
             out_port: 0,
             out_vc: 0,
             nonminimal: false,
-            measured: false,
             arrival: 0,
             prev_arrival: 0,
             estimate: 0.0,
@@ -74,25 +73,41 @@ impl Packet {
 }
 
 /// Slab of packets with a free list, so ids stay small and memory is reused.
-const _: () = assert!(std::mem::size_of::<Packet>() == 128);
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 #[derive(Default)]
 pub struct PacketArena {
     slots: Vec<Packet>,
+    /// `stamps[id]`: the delivery-only time stamps of packet `id`.
+    stamps: Vec<Stamps>,
     free: Vec<PacketId>,
     live: usize,
 }
 
 impl PacketArena {
-    pub fn alloc(&mut self, p: Packet) -> PacketId {
+    /// Store a packet generated at `gen_time`.
+    pub fn alloc(&mut self, p: Packet, gen_time: Time) -> PacketId {
         self.live += 1;
+        let st = Stamps { gen_time, inject_time: 0 };
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
+            self.stamps[id as usize] = st;
             id
         } else {
             self.slots.push(p);
+            self.stamps.push(st);
             (self.slots.len() - 1) as PacketId
         }
+    }
+
+    #[inline]
+    pub fn stamps(&self, id: PacketId) -> &Stamps {
+        &self.stamps[id as usize]
+    }
+
+    #[inline]
+    pub fn set_injected(&mut self, id: PacketId, t: Time) {
+        self.stamps[id as usize].inject_time = t;
     }
 
     pub fn release(&mut self, id: PacketId) {
@@ -115,6 +130,6 @@ impl PacketArena {
     }
 
     pub fn capacity_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Packet>()
+        self.slots.capacity() * std::mem::size_of::<Packet>() + self.stamps.capacity() * std::mem::size_of::<Stamps>()
     }
 }

@@ -50,7 +50,7 @@ impl Net {
     }
 
     pub fn packet(&self, src: u32, dst: u32) -> Packet {
-        Packet::new(src, dst, self.topo.router_of_node(dst), 1, 0)
+        Packet::new(src, dst, self.topo.router_of_node(dst), 1)
     }
 }
 

@@ -9,7 +9,7 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::network::Packet;
+use crate::network::{Packet, Stamps};
 use crate::units::{ps_to_ns, ps_to_us, Time};
 
 pub struct Stats {
@@ -143,10 +143,10 @@ impl Stats {
     }
 
     #[inline]
-    pub fn on_deliver(&mut self, t: Time, pkt: &Packet, bytes: u64) {
-        let lat = t - pkt.gen_time;
+    pub fn on_deliver(&mut self, t: Time, pkt: &Packet, stamps: &Stamps, bytes: u64) {
+        let lat = t - stamps.gen_time;
         if self.in_measurement(t) {
-            let net = t - pkt.inject_time;
+            let net = t - stamps.inject_time;
             self.delivered += 1;
             self.bytes_delivered += bytes;
             self.lat_sum_ps += lat as u128;
