@@ -12,5 +12,6 @@ fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --release --workspace
-.venv/bin/ruff check python tests
+.venv/bin/ruff check python tests experiments
+.venv/bin/ruff format --check python tests experiments
 .venv/bin/pytest -q tests/python
