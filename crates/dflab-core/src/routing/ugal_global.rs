@@ -111,7 +111,7 @@ impl Routing for UgalGlobal {
     }
 
     fn max_hops(&self) -> u32 {
-        5
+        LAYOUT.max_hops()
     }
 
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {

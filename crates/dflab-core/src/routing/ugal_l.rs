@@ -154,7 +154,7 @@ impl Routing for UgalL {
     }
 
     fn max_hops(&self) -> u32 {
-        6
+        LAYOUT.max_hops()
     }
 
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
