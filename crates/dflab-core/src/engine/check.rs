@@ -51,9 +51,10 @@ impl Simulation {
                             self.out_cap
                         ));
                     }
-                    if self.credits.watched(qi) != self.ports[pi].credit_blocked {
+                    if self.credits.watched(qi) != self.credits.watched(pi * vcs) {
                         return fail(format!(
-                            "credit watch flag of router {r} port {port} VC {vc} disagrees with the port's blocked state"
+                            "credit watch flag of router {r} port {port} VC {vc} disagrees with VC 0 of the port \
+                             (a port is blocked on credits as a whole)"
                         ));
                     }
                     if self.outq.flits(qi) > self.credits.out_flits(qi) {

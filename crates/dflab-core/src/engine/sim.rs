@@ -163,10 +163,9 @@ pub(super) struct PortState {
     rr: u8,
     /// A PORT_WAKE event is pending.
     wake: bool,
-    /// The port waits for credits and no return is on its way: the next return must wake it.
-    /// Mirrored by the `watched` flag of each of its VCs in the credit ledger, which is what a
-    /// returning credit checks (the port's own line is touched only when the flag is set).
-    pub(super) credit_blocked: bool,
+    // "The port waits for credits and no return is on its way, so the next return must wake it"
+    // is the `watched` flag of each of the port's VCs in the credit ledger: a returning credit
+    // sees it beside the credits it records, without touching this line.
 }
 
 /// Outcome of one crossbar request.
@@ -907,8 +906,6 @@ impl Simulation {
             let uq = upi * self.vcs + vc;
             self.credits.give_back(uq, self.now + self.credit_lat[class], flits);
             if self.credits.watched(uq) && !self.ports[upi].wake {
-                debug_assert!(self.ports[upi].credit_blocked);
-                self.ports[upi].credit_blocked = false;
                 for v in 0..self.vcs {
                     self.credits.set_watched(upi * self.vcs + v, false);
                 }
@@ -975,7 +972,6 @@ impl Simulation {
                 }
                 Some(_) => {}
                 None => {
-                    self.ports[pi].credit_blocked = true;
                     for v in 0..vcs {
                         self.credits.set_watched(pi * vcs + v, true);
                     }
