@@ -654,7 +654,7 @@ impl Simulation {
             }
             pkt.flits as u32
         };
-        if self.inq.flits(qi) + flits > self.in_cap || !self.inq.push(qi, id, flits) {
+        if self.inq.flits(qi) + flits > self.in_cap {
             return Err(Error::Invariant(format!(
                 "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {} flits)",
                 self.inq.flits(qi),
@@ -670,6 +670,22 @@ impl Simulation {
                 self.inflight_flits[ui] -= flits;
             }
         }
+        if self.inq.is_empty(qi) && self.wait_len[router as usize] == 0 {
+            // Idle router (the common case below saturation): the packet is the only request,
+            // so it is routed and offered the crossbar at once, without passing through the
+            // input queue and the request list. Same decisions and timing as the general path
+            // below (queue, request, arbitrate a list of one), fewer steps.
+            self.route(router, port, id)?;
+            let e = (port as u32) << VC_BITS | vc as u32;
+            if let Grant::No = self.grant(router, e, id, false)? {
+                self.inq.push(qi, id, flits);
+                self.push_request(router, e);
+            }
+            return Ok(());
+        }
+        if !self.inq.push(qi, id, flits) {
+            return Err(Error::Invariant(format!("input queue of router {router} port {port} VC {vc} is full")));
+        }
         if self.inq.len(qi) == 1 {
             self.route_head(router, port, vc as usize, id)?;
             self.request_arb(router)?;
@@ -677,8 +693,18 @@ impl Simulation {
         Ok(())
     }
 
-    /// Route the packet that just became the head of input (port, vc).
+    /// Route the packet that just became the head of input (port, vc) and file its crossbar
+    /// request.
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
+        self.route(router, in_port, id)?;
+        self.push_request(router, (in_port as u32) << VC_BITS | vc as u32);
+        Ok(())
+    }
+
+    /// Ask the routing for the output of packet `id` at the head of input (port, vc), check the
+    /// choice and record it in the packet.
+    #[inline]
+    fn route(&mut self, router: u32, in_port: u16, id: PacketId) -> Result<()> {
         let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
         let pkt = self.pkts.get_mut(id);
         let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
@@ -713,12 +739,17 @@ impl Simulation {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// File crossbar request `e` (= in_port << VC_BITS | vc) at the back of the router's list.
+    #[inline]
+    fn push_request(&mut self, router: u32, e: u32) {
         let r = router as usize;
         let len = self.wait_len[r] as usize;
         assert!(len < self.wait_cap, "at most two entries per input VC during a pass");
-        self.waiting[r * self.wait_cap + len] = (in_port as u32) << VC_BITS | vc as u32;
+        self.waiting[r * self.wait_cap + len] = e;
         self.wait_len[r] += 1;
-        Ok(())
     }
 
     /// Run the crossbar arbiter now. Requests are arbitrated when they arise (a head packet is
@@ -794,6 +825,15 @@ impl Simulation {
     /// free and its output VC has room; route the next head of that input VC if there is one.
     #[inline]
     fn try_grant(&mut self, router: u32, e: u32) -> Result<Grant> {
+        let qi = self.pidx(router, (e >> VC_BITS) as u16) * self.vcs + (e & VC_MASK) as usize;
+        let id = self.inq.front(qi).expect("waiting entry has a head packet");
+        self.grant(router, e, id, true)
+    }
+
+    /// The grant of [`Simulation::try_grant`] for head packet `id`; `queued` says whether it
+    /// sits in the input queue (the idle-router path offers it before queueing it).
+    #[inline(always)]
+    fn grant(&mut self, router: u32, e: u32, id: PacketId, queued: bool) -> Result<Grant> {
         let now = self.now;
         let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
         let ip = self.pidx(router, in_port);
@@ -801,7 +841,6 @@ impl Simulation {
             return Ok(Grant::No);
         }
         let qi = ip * self.vcs + vc;
-        let id = self.inq.front(qi).expect("waiting entry has a head packet");
         let (out_port, out_vc, flits) = {
             let p = self.pkts.get(id);
             (p.out_port, p.out_vc as usize, p.flits as u32)
@@ -816,7 +855,9 @@ impl Simulation {
         if self.ports[op].xout_busy > now || self.credits.out_flits(oi) + flits > self.out_cap {
             return Ok(Grant::No);
         }
-        self.inq.pop(qi, flits);
+        if queued {
+            self.inq.pop(qi, flits);
+        }
         let xfer = flits as Time * self.xbar_flit;
         self.ports[ip].xin_busy = now + xfer;
         self.ports[op].xout_busy = now + xfer;
@@ -843,8 +884,10 @@ impl Simulation {
             self.send_feedback(router, in_port, id);
         }
         self.return_credit(router, in_port, vc, flits);
-        if let Some(next) = self.inq.front(qi) {
-            self.route_head(router, in_port, vc, next)?;
+        if queued {
+            if let Some(next) = self.inq.front(qi) {
+                self.route_head(router, in_port, vc, next)?;
+            }
         }
         Ok(grant)
     }
