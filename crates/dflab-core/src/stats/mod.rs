@@ -30,6 +30,9 @@ pub struct Stats {
     bytes_generated: u64,
     hops: Vec<u64>,
     windows: Vec<Window>,
+    /// The window found last, as `[start, end)` and index: consecutive records fall in the same
+    /// window almost always, and comparing two times is cheaper than a 64-bit division.
+    last_window: (Time, Time, usize),
 }
 
 #[derive(Default)]
@@ -118,6 +121,7 @@ impl Stats {
             bytes_generated: 0,
             hops: Vec::new(),
             windows: (0..n).map(|_| Window::default()).collect(),
+            last_window: (Time::MAX, 0, 0),
         }
     }
 
@@ -128,7 +132,14 @@ impl Stats {
 
     #[inline]
     fn window_mut(&mut self, t: Time) -> Option<&mut Window> {
-        self.windows.get_mut((t / self.window) as usize)
+        let (start, end, i) = self.last_window;
+        if t >= start && t < end {
+            return Some(&mut self.windows[i]);
+        }
+        let i = (t / self.window) as usize;
+        let w = self.windows.get_mut(i)?;
+        self.last_window = (i as Time * self.window, (i as Time + 1) * self.window, i);
+        Some(w)
     }
 
     #[inline]

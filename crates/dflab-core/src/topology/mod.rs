@@ -12,6 +12,9 @@
 //! When `(g-1)*l < a*h` the last routers leave global ports unconnected, as SST does.
 
 pub mod arrangement;
+mod fastdiv;
+
+use fastdiv::FastDiv;
 
 use crate::config::{Arrangement, TopologyConfig};
 use crate::error::{Error, Result};
@@ -45,6 +48,9 @@ pub struct Topology {
     /// lookup touches two small arrays instead of a separate allocation per pair).
     gateway_start: Vec<u32>,
     gateway_links: Vec<(u16, u16)>,
+    /// Divisions by `a` and `p` as multiplications (see `fastdiv`).
+    div_a: FastDiv,
+    div_p: FastDiv,
 }
 
 impl Topology {
@@ -136,6 +142,8 @@ impl Topology {
             global_group: wiring.group,
             gateway_start,
             gateway_links,
+            div_a: FastDiv::new(a as u32),
+            div_p: FastDiv::new(p as u32),
         })
     }
 
@@ -149,22 +157,22 @@ impl Topology {
 
     #[inline]
     pub fn group_of(&self, router: u32) -> u32 {
-        router / self.a as u32
+        self.div_a.div(router)
     }
 
     #[inline]
     pub fn index_in_group(&self, router: u32) -> u32 {
-        router % self.a as u32
+        self.div_a.rem(router)
     }
 
     #[inline]
     pub fn router_of_node(&self, node: u32) -> u32 {
-        node / self.p as u32
+        self.div_p.div(node)
     }
 
     #[inline]
     pub fn host_port_of_node(&self, node: u32) -> u16 {
-        (node % self.p as u32) as u16
+        self.div_p.rem(node) as u16
     }
 
     #[inline]

@@ -19,12 +19,25 @@ pub struct Injector {
     slot: Time,
     /// ln(1 - load), precomputed for the geometric draw.
     ln_q: f64,
+    /// `thresholds[j] = (1 - load)^(j + 1)`: the draw is at least `j + 1` exactly when the
+    /// uniform variate is at or below it (see `empty_slots`).
+    thresholds: Vec<f64>,
     period: f64,
 }
 
+/// Geometric draws of up to this many empty slots are found in the threshold table.
+const TABLE: usize = 64;
+/// A variate this close (relatively) to a threshold is decided by the logarithm formula itself,
+/// so that the table never disagrees with it by floating-point rounding.
+const GUARD: f64 = 1e-9;
+/// Thresholds checked one by one before the binary search.
+const LINEAR: usize = 4;
+
 impl Injector {
     pub fn new(process: Process, load: f64, slot: Time) -> Injector {
-        Injector { process, load, slot, ln_q: (1.0 - load).ln(), period: slot as f64 / load }
+        let ln_q = (1.0 - load).ln();
+        let thresholds = if load < 1.0 { (1..=TABLE).map(|j| (j as f64 * ln_q).exp()).collect() } else { Vec::new() };
+        Injector { process, load, slot, ln_q, thresholds, period: slot as f64 / load }
     }
 
     /// Time of a node's first packet.
@@ -50,6 +63,33 @@ impl Injector {
         }
         // Geometric: number of failures before the first success, P(success) = load.
         let u: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]
+        self.empty_slots_for(u)
+    }
+
+    /// ⌊ln u / ln q⌋ is the number of thresholds q^j (j ≥ 1) at or above u. A binary search of
+    /// the table gives it without the logarithm (which was a third of the generation cost);
+    /// beyond the table, or within rounding distance of a threshold, the formula decides.
+    #[inline]
+    fn empty_slots_for(&self, u: f64) -> u64 {
+        let t = &self.thresholds;
+        // Short gaps are the common case at moderate load: scan, then bisect the rest.
+        let mut k = 0;
+        while k < LINEAR && u <= t[k] {
+            k += 1;
+        }
+        if k == LINEAR {
+            k += t[LINEAR..].partition_point(|&th| u <= th);
+        }
+        let near = |j: usize| j < t.len() && (u - t[j]).abs() <= GUARD * t[j];
+        if k == t.len() || near(k) || (k > 0 && near(k - 1)) {
+            return self.formula(u);
+        }
+        k as u64
+    }
+
+    /// The geometric draw as its definition: ⌊ln u / ln(1 − load)⌋.
+    #[inline]
+    fn formula(&self, u: f64) -> u64 {
         (u.ln() / self.ln_q).floor() as u64
     }
 }
@@ -78,6 +118,30 @@ mod tests {
             // 31k packets at load 1.0 down to 1.5k at 0.05: 5% covers Bernoulli noise.
             assert!((rate(Process::Bernoulli, load) - load).abs() < 0.05 * load, "{load}");
             assert!((rate(Process::Periodic, load) - load).abs() < 0.001, "{load}");
+        }
+    }
+
+    /// The table lookup gives exactly the logarithm formula's draw, including variates on and
+    /// around the thresholds and beyond the table.
+    #[test]
+    fn table_draw_equals_the_formula() {
+        use rand::Rng as _;
+        for load in [0.001, 0.05, 0.3, 0.5, 0.8, 0.999] {
+            let inj = Injector::new(Process::Bernoulli, load, 32_000);
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+            let mut us: Vec<f64> = (0..200_000).map(|_| 1.0 - rng.gen::<f64>()).collect();
+            for &th in &inj.thresholds {
+                let mut x = th;
+                for _ in 0..4 {
+                    us.extend([x, f64::from_bits(x.to_bits() + 1), f64::from_bits(x.to_bits() - 1)]);
+                    x = f64::from_bits(x.to_bits() + 7);
+                }
+                us.extend([th * (1.0 + 2.0 * GUARD), th * (1.0 - 2.0 * GUARD)]);
+            }
+            us.extend([1.0, f64::MIN_POSITIVE, 1e-300]);
+            for u in us.into_iter().filter(|u| *u > 0.0 && *u <= 1.0) {
+                assert_eq!(inj.empty_slots_for(u), inj.formula(u), "load {load} u {u:e}");
+            }
         }
     }
 
