@@ -8,6 +8,7 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub(crate) mod fastdiv;
 pub mod info;
 pub mod network;
 pub mod routing;

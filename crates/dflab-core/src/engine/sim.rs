@@ -10,6 +10,7 @@ use super::calendar::SlotCalendar;
 use super::queue::{Event, EventQueue, MAX_TIME};
 use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
+use crate::fastdiv::FastDiv;
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
 use crate::routing::{Algorithm, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
@@ -122,6 +123,11 @@ pub struct Simulation {
     /// Bernoulli generation: nodes by the slot of their next packet.
     calendar: SlotCalendar,
     slot: Time,
+    /// The slot visited last and its start: slot indices near it are found with a multiply
+    /// (`slot_div`, when the slot fits 32 bits) instead of a 64-bit division.
+    cur_slot: u64,
+    cur_slot_start: Time,
+    slot_div: Option<FastDiv>,
     slot_nodes: Vec<u32>,
     slot_pending: bool,
     /// Generation events carry the epoch they were scheduled in; a phase change starts a new one.
@@ -334,6 +340,9 @@ impl Simulation {
             sampler,
             calendar: SlotCalendar::default(),
             slot,
+            cur_slot: 0,
+            cur_slot_start: Time::MAX,
+            slot_div: u32::try_from(slot).ok().map(FastDiv::new),
             slot_nodes: Vec::new(),
             slot_pending: false,
             gen_epoch: 0,
@@ -358,24 +367,40 @@ impl Simulation {
     /// Send one packet from `src` to `dst` through an otherwise empty network (no traffic is
     /// generated) and return it as delivered, with its delivery time. Used to check zero-load
     /// latency against the analytic sum of the path's fixed latencies.
-    pub fn trace_one(mut self, src: u32, dst: u32) -> Result<(Packet, Time)> {
+    pub fn trace_one(self, src: u32, dst: u32) -> Result<(Packet, Time)> {
+        Ok(self.trace(&[(src, dst)])?.remove(0))
+    }
+
+    /// Generate one packet per `(src, dst)` pair at time 0 (in this order; pairs with the same
+    /// source queue at its NIC) into an otherwise empty network, run until every one is
+    /// delivered and return them as delivered, with their delivery times, in delivery order.
+    /// Used to check contention timing against hand-computed schedules.
+    pub fn trace(mut self, pairs: &[(u32, u32)]) -> Result<Vec<(Packet, Time)>> {
         let nodes = self.topo.nodes() as u32;
-        if src >= nodes || dst >= nodes {
-            return Err(Error::config("trace", format!("nodes are numbered 0 to {}", nodes - 1)));
+        for &(src, dst) in pairs {
+            if src >= nodes || dst >= nodes {
+                return Err(Error::config("trace", format!("nodes are numbered 0 to {}", nodes - 1)));
+            }
+            let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits);
+            let id = self.pkts.alloc(pkt, 0);
+            self.nic_queue[src as usize].push_back(id);
+            self.in_source += 1;
+            self.generated_total += 1;
         }
-        let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits);
-        let id = self.pkts.alloc(pkt, 0);
-        self.nic_queue[src as usize].push_back(id);
-        self.in_source += 1;
-        self.generated_total += 1;
         self.tracing = true;
         self.end = Time::MAX;
-        self.nic_try_send(src);
+        for &(src, _) in pairs {
+            self.nic_try_send(src);
+        }
+        let mut done = Vec::with_capacity(pairs.len());
         while let Some((t, ev)) = self.q.pop() {
             self.now = t;
             self.dispatch(ev)?;
-            if let Some(done) = self.traced.take() {
-                return Ok(done);
+            if let Some(d) = self.traced.take() {
+                done.push(d);
+                if done.len() == pairs.len() {
+                    return Ok(done);
+                }
             }
         }
         Err(Error::Deadlock(self.deadlock_report()))
@@ -526,22 +551,35 @@ impl Simulation {
         }
         if self.cfg.traffic.process == Process::Bernoulli {
             // On a slot boundary, except after a deferred round resumed mid-slot: round up.
-            let slot = at.div_ceil(self.slot);
-            self.calendar.insert(slot, self.now / self.slot, node);
+            let slot = self.slot_of(at + self.slot - 1);
+            let current = self.slot_of(self.now);
+            self.calendar.insert(slot, current, node);
             if !self.slot_pending {
                 // The slot chain stopped (every node was deferred or done): restart it at the
                 // next boundary; nothing can be filed for the current slot (next >= now + slot).
                 self.slot_pending = true;
-                self.q.at((self.now / self.slot + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+                self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
             }
         } else {
             self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: self.gen_epoch });
         }
     }
 
+    /// Index of the slot containing `t` (`⌊t / slot⌋`).
+    #[inline]
+    fn slot_of(&self, t: Time) -> u64 {
+        if let (Some(d), Some(off)) = (self.slot_div, t.checked_sub(self.cur_slot_start)) {
+            if let Ok(off) = u32::try_from(off) {
+                return self.cur_slot + d.div(off) as u64;
+            }
+        }
+        t / self.slot
+    }
+
     /// Generate the packets of the Bernoulli slot starting now, then visit the next slot.
     fn on_slot(&mut self) {
-        let slot = self.now / self.slot;
+        let slot = self.slot_of(self.now);
+        (self.cur_slot, self.cur_slot_start) = (slot, slot * self.slot);
         let mut nodes = std::mem::take(&mut self.slot_nodes);
         self.calendar.take(slot, &mut nodes);
         for &node in &nodes {

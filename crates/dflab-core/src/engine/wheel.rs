@@ -6,8 +6,11 @@
 //! files each event in a bucket of `2^BUCKET_LOG2` ps; buckets cover a horizon of
 //! `BUCKETS × 2^BUCKET_LOG2` ps after the current bucket, later events wait in a heap and move
 //! into the wheel as the horizon reaches them. The current bucket is sorted once by
-//! (time, insertion sequence) and drained from its end, so events come out in exactly the order
-//! the heap gave: by time, then insertion order.
+//! (time, insertion sequence) and drained from a read cursor, so events come out in exactly the
+//! order the heap gave: by time, then insertion order. Sends cluster on a few picosecond values
+//! (packet slots), so the current bucket often holds many events; a new one usually sorts after
+//! all of them and is appended (an earlier descending layout shifted the bucket on every such
+//! push).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -60,9 +63,11 @@ pub(super) struct Wheel {
     /// it). Every wheel entry lies in `[base, base + BUCKETS)`, every `far` entry at or after
     /// `base + BUCKETS`, so the earliest entry is in the wheel whenever the wheel is not empty.
     base: u64,
-    /// The bucket holding the earliest entry, sorted in descending key order (minimum last);
-    /// `NOT_LOCATED` after a change that may have moved the minimum to another bucket.
+    /// The bucket holding the earliest entry, sorted in ascending key order from `pos` on
+    /// (entries before `pos` are already popped); `NOT_LOCATED` after a change that may have
+    /// moved the minimum to another bucket.
     cur: u64,
+    pos: usize,
     len: usize,
     far: BinaryHeap<Reverse<Entry>>,
 }
@@ -76,6 +81,7 @@ impl Default for Wheel {
             occupied: [0; WORDS],
             base: 0,
             cur: NOT_LOCATED,
+            pos: 0,
             len: 0,
             far: BinaryHeap::new(),
         }
@@ -106,12 +112,23 @@ impl Wheel {
         let i = (b & (BUCKETS - 1)) as usize;
         let v = &mut self.buckets[i];
         if b == self.cur {
-            // Keep the located bucket sorted (descending): it is drained from its end.
-            let at = v.partition_point(|x| x.key > e.key);
-            v.insert(at, e);
+            // Keep the located bucket sorted from the cursor on; usually `e` goes last.
+            if v.last().is_some_and(|x| x.key > e.key) {
+                let at = self.pos + v[self.pos..].partition_point(|x| x.key < e.key);
+                v.insert(at, e);
+            } else {
+                v.push(e);
+            }
         } else {
             v.push(e);
             if b < self.cur {
+                // An earlier bucket now holds the minimum: give up the located one, dropping
+                // its popped prefix so that it can be sorted again later.
+                if self.cur != NOT_LOCATED {
+                    let j = (self.cur & (BUCKETS - 1)) as usize;
+                    self.buckets[j].drain(..self.pos);
+                    self.pos = 0;
+                }
                 self.cur = NOT_LOCATED;
             }
         }
@@ -129,7 +146,7 @@ impl Wheel {
             self.locate();
         }
         let v = &self.buckets[(self.cur & (BUCKETS - 1)) as usize];
-        Some(v.last().expect("located bucket is not empty").key.time)
+        Some(v[self.pos].key.time)
     }
 
     /// Remove the earliest entry; call only when there is one.
@@ -142,9 +159,13 @@ impl Wheel {
             self.locate();
         }
         let i = (self.cur & (BUCKETS - 1)) as usize;
-        let e = self.buckets[i].pop().expect("located bucket is not empty");
+        let v = &mut self.buckets[i];
+        let e = v[self.pos];
+        self.pos += 1;
         self.len -= 1;
-        if self.buckets[i].is_empty() {
+        if self.pos == v.len() {
+            v.clear();
+            self.pos = 0;
             self.occupied[i / 64] &= !(1 << (i % 64));
             self.cur = NOT_LOCATED;
         }
@@ -172,7 +193,8 @@ impl Wheel {
         }
         self.cur = self.base + off;
         let i = (self.cur & (BUCKETS - 1)) as usize;
-        self.buckets[i].sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
+        self.buckets[i].sort_unstable_by_key(|e| e.key);
+        self.pos = 0;
     }
 
     /// Move far entries that the advanced horizon now covers into the wheel.

@@ -12,9 +12,8 @@
 //! When `(g-1)*l < a*h` the last routers leave global ports unconnected, as SST does.
 
 pub mod arrangement;
-mod fastdiv;
 
-use fastdiv::FastDiv;
+use crate::fastdiv::FastDiv;
 
 use crate::config::{Arrangement, TopologyConfig};
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
-//! Division of 32-bit integers by a divisor fixed when the topology is built (routers per group,
-//! nodes per router), as a multiply instead of a hardware divide: every hop maps routers to
+//! Division of 32-bit integers by a divisor fixed for the run (routers per group, nodes per
+//! router, the packet slot), as a multiply instead of a hardware divide: every hop maps routers to
 //! groups, and a `div` costs 12–20 cycles of latency on the critical path of the event handler.
 //!
 //! Lemire, Kaser and Kurz, "Faster Remainder by Direct Computation" (2019): with
