@@ -104,7 +104,8 @@ pub struct Simulation {
     waiting: Vec<u32>,
     wait_len: Vec<u32>,
     wait_cap: usize,
-    arb_wake_pending: Vec<bool>,
+    /// Time of the arbiter wake-up pending at each router (`Time::MAX`: none).
+    arb_wake_at: Vec<Time>,
     router_rng: Vec<Rng>,
     // NICs.
     pub(super) nic_queue: Vec<VecDeque<PacketId>>,
@@ -167,6 +168,10 @@ pub(super) struct PortState {
     queued: u32,
     /// Output round-robin pointer.
     rr: u8,
+    /// The crossbar's input (output) side of this port is busy from a grant straight through to
+    /// the link, which schedules no XBAR_DONE: nothing will signal that it frees.
+    xin_silent: bool,
+    xout_silent: bool,
     /// A PORT_WAKE event is pending.
     wake: bool,
     // "The port waits for credits and no return is on its way, so the next return must wake it"
@@ -176,7 +181,10 @@ pub(super) struct PortState {
 
 /// Outcome of one crossbar request.
 enum Grant {
+    /// Refused: the output buffer has no room for the packet.
     No,
+    /// Refused: a crossbar port (input or output side) is busy until then.
+    Busy(Time),
     /// Granted; the packet waits in the output buffer for XBAR_DONE.
     Queued,
     /// Granted straight through an idle output port.
@@ -325,7 +333,7 @@ impl Simulation {
             waiting: vec![0; routers * 2 * radix * vcs],
             wait_len: vec![0; routers],
             wait_cap: 2 * radix * vcs,
-            arb_wake_pending: vec![false; routers],
+            arb_wake_at: vec![Time::MAX; routers],
             router_rng: (0..routers).map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64))).collect(),
             nic_queue: vec![VecDeque::new(); nodes],
             nic_credits: CreditLedger::new(nodes, in_cap),
@@ -500,7 +508,9 @@ impl Simulation {
                 return self.try_send(ev.a, ev.port);
             }
             ARB_WAKE => {
-                self.arb_wake_pending[ev.a as usize] = false;
+                if self.arb_wake_at[ev.a as usize] == self.now {
+                    self.arb_wake_at[ev.a as usize] = Time::MAX;
+                }
                 if self.wait_len[ev.a as usize] > 0 {
                     return self.on_arbitrate(ev.a);
                 }
@@ -715,9 +725,15 @@ impl Simulation {
             // below (queue, request, arbitrate a list of one), fewer steps.
             self.route(router, port, id)?;
             let e = (port as u32) << VC_BITS | vc as u32;
-            if let Grant::No = self.grant(router, e, id, false)? {
-                self.inq.push(qi, id, flits);
-                self.push_request(router, e);
+            match self.grant(router, e, id, false)? {
+                Grant::Queued | Grant::Through => {}
+                refused => {
+                    self.inq.push(qi, id, flits);
+                    self.push_request(router, e);
+                    if let Grant::Busy(t) = refused {
+                        self.wake_arbiter(router, t);
+                    }
+                }
             }
             return Ok(());
         }
@@ -804,6 +820,8 @@ impl Simulation {
     fn on_arbitrate(&mut self, router: u32) -> Result<()> {
         let r = router as usize;
         let base = r * self.wait_cap;
+        // The earliest time a refused request's busy crossbar port frees.
+        let mut busy_until = Time::MAX;
         let granted_through = match self.wait_len[r] {
             0 => return Ok(()),
             1 => {
@@ -811,10 +829,13 @@ impl Simulation {
                 let e = self.waiting[base];
                 self.wait_len[r] = 0;
                 match self.try_grant(router, e)? {
-                    Grant::No => {
+                    refused @ (Grant::No | Grant::Busy(_)) => {
                         // Nothing else can have been requested: a refused grant routes nothing.
                         self.waiting[base] = e;
                         self.wait_len[r] = 1;
+                        if let Grant::Busy(t) = refused {
+                            busy_until = t;
+                        }
                         false
                     }
                     Grant::Queued => false,
@@ -832,6 +853,10 @@ impl Simulation {
                 for k in 0..n {
                     match self.try_grant(router, self.waiting[base + k])? {
                         Grant::No => continue,
+                        Grant::Busy(t) => {
+                            busy_until = busy_until.min(t);
+                            continue;
+                        }
                         Grant::Queued => {}
                         Grant::Through => through = true,
                     }
@@ -851,12 +876,44 @@ impl Simulation {
             }
         };
         // Fast-path grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
-        // free if anything is still waiting.
-        if granted_through && self.wait_len[r] > 0 && !self.arb_wake_pending[r] {
-            self.arb_wake_pending[r] = true;
-            self.q.push(self.ch.xbar, Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0 });
+        // free if anything is still waiting (heads routed during the pass wait for their input
+        // port); and a request refused because a crossbar port is busy must be offered again
+        // when that port frees, which no other event may signal.
+        if granted_through && self.wait_len[r] > 0 {
+            busy_until = busy_until.min(self.now + self.packet_flits as Time * self.xbar_flit);
+        }
+        if busy_until != Time::MAX {
+            self.wake_arbiter(router, busy_until);
         }
         Ok(())
+    }
+
+    /// A request refused because a crossbar port is busy until `until`: it needs a wake-up then
+    /// only if the grant holding the port schedules no XBAR_DONE (whose handler arbitrates).
+    #[inline]
+    fn busy(&self, until: Time, silent: bool) -> Grant {
+        if silent {
+            Grant::Busy(until)
+        } else {
+            Grant::No
+        }
+    }
+
+    /// Make sure the arbiter of `router` runs at `t` or earlier (if earlier and the request is
+    /// still refused, that pass asks again). At most one wake-up per router is tracked; a
+    /// superseded later one still runs and finds nothing new, which is harmless.
+    fn wake_arbiter(&mut self, router: u32, t: Time) {
+        let r = router as usize;
+        if self.arb_wake_at[r] <= t {
+            return;
+        }
+        self.arb_wake_at[r] = t;
+        let ev = Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0 };
+        if t == self.now + self.packet_flits as Time * self.xbar_flit {
+            self.q.push(self.ch.xbar, ev);
+        } else {
+            self.q.at(t, ev);
+        }
     }
 
     /// Grant the request of waiting entry `e` (= in_port << VC_BITS | vc) if its crossbar ports are
@@ -876,7 +933,7 @@ impl Simulation {
         let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
         let ip = self.pidx(router, in_port);
         if self.ports[ip].xin_busy > now {
-            return Ok(Grant::No);
+            return Ok(self.busy(self.ports[ip].xin_busy, self.ports[ip].xin_silent));
         }
         let qi = ip * self.vcs + vc;
         let (out_port, out_vc, flits) = {
@@ -890,7 +947,11 @@ impl Simulation {
             // Checked here rather than when routing: this line is read here anyway.
             return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
         }
-        if self.ports[op].xout_busy > now || self.credits.out_flits(oi) + flits > self.out_cap {
+        if self.ports[op].xout_busy > now {
+            return Ok(self.busy(self.ports[op].xout_busy, self.ports[op].xout_silent));
+        }
+        if self.credits.out_flits(oi) + flits > self.out_cap {
+            // Space freeing in the output buffer triggers arbitration (see `try_send`).
             return Ok(Grant::No);
         }
         if queued {
@@ -918,6 +979,9 @@ impl Simulation {
             self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
             Grant::Queued
         };
+        let silent = matches!(grant, Grant::Through);
+        self.ports[ip].xin_silent = silent;
+        self.ports[op].xout_silent = silent;
         if self.wants_feedback && !self.topo.is_host_port(in_port) {
             self.send_feedback(router, in_port, id);
         }
