@@ -172,8 +172,9 @@ pub(super) struct PortState {
     /// the link, which schedules no XBAR_DONE: nothing will signal that it frees.
     xin_silent: bool,
     xout_silent: bool,
-    /// A PORT_WAKE event is pending.
+    /// A PORT_WAKE event is pending, at `wake_at`.
     wake: bool,
+    wake_at: Time,
     // "The port waits for credits and no return is on its way, so the next return must wake it"
     // is the `watched` flag of each of the port's VCs in the credit ledger: a returning credit
     // sees it beside the credits it records, without touching this line.
@@ -187,6 +188,9 @@ enum Grant {
     Busy(Time),
     /// Granted; the packet waits in the output buffer for XBAR_DONE.
     Queued,
+    /// Granted into the output buffer of a port whose link stays busy past the transfer: no
+    /// XBAR_DONE (see `grant`).
+    QueuedSilent,
     /// Granted straight through an idle output port.
     Through,
 }
@@ -726,7 +730,7 @@ impl Simulation {
             self.route(router, port, id)?;
             let e = (port as u32) << VC_BITS | vc as u32;
             match self.grant(router, e, id, false)? {
-                Grant::Queued | Grant::Through => {}
+                Grant::Queued | Grant::QueuedSilent | Grant::Through => {}
                 refused => {
                     self.inq.push(qi, id, flits);
                     self.push_request(router, e);
@@ -839,7 +843,7 @@ impl Simulation {
                         false
                     }
                     Grant::Queued => false,
-                    Grant::Through => true,
+                    Grant::QueuedSilent | Grant::Through => true,
                 }
             }
             n => {
@@ -858,7 +862,7 @@ impl Simulation {
                             continue;
                         }
                         Grant::Queued => {}
-                        Grant::Through => through = true,
+                        Grant::QueuedSilent | Grant::Through => through = true,
                     }
                     self.waiting[base + k] = u32::MAX;
                 }
@@ -974,12 +978,28 @@ impl Simulation {
             // as used credits instead of output-buffer flits, so their sum is unchanged.
             self.send_through(router, out_port, out_vc, id, flits, now + xfer);
             Grant::Through
+        } else if self.ports[op].busy >= now + xfer
+            && (!self.ports[op].wake || self.ports[op].wake_at <= self.ports[op].busy)
+        {
+            // The link stays busy until after the transfer ends, and the port's next wake-up
+            // (pending, or scheduled here) comes no later than that: output arbitration cannot
+            // look at this buffer before the packet is through the crossbar, so it joins the
+            // buffer now and no XBAR_DONE is needed. Same decisions as the XBAR_DONE path, one
+            // event fewer; crossbar ports held by it are silent like the fast path's.
+            self.credits.add_out_flits(oi, flits);
+            self.outq.push(oi, id, flits);
+            self.ports[op].queued += 1;
+            if !self.ports[op].wake {
+                let at = self.ports[op].busy;
+                self.schedule_port_wake(router, out_port, at);
+            }
+            Grant::QueuedSilent
         } else {
             self.credits.add_out_flits(oi, flits);
             self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
             Grant::Queued
         };
-        let silent = matches!(grant, Grant::Through);
+        let silent = !matches!(grant, Grant::Queued);
         self.ports[ip].xin_silent = silent;
         self.ports[op].xout_silent = silent;
         if self.wants_feedback && !self.topo.is_host_port(in_port) {
@@ -1055,9 +1075,18 @@ impl Simulation {
                     self.credits.set_watched(upi * self.vcs + v, false);
                 }
                 self.ports[upi].wake = true;
+                self.ports[upi].wake_at = self.now + self.credit_lat[class];
                 self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
             }
         }
+    }
+
+    /// Wake output `port` at `at` (none may be pending). Arbitrary delay: the timer wheel.
+    fn schedule_port_wake(&mut self, router: u32, port: u16, at: Time) {
+        let pi = self.pidx(router, port);
+        self.ports[pi].wake = true;
+        self.ports[pi].wake_at = at;
+        self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
     }
 
     fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
@@ -1079,9 +1108,7 @@ impl Simulation {
         let now = self.now;
         if self.ports[pi].busy > now {
             if !self.ports[pi].wake && self.ports[pi].queued > 0 {
-                self.ports[pi].wake = true;
-                // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
-                self.q.at(self.ports[pi].busy, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
+                self.schedule_port_wake(router, port, self.ports[pi].busy);
             }
             return Ok(());
         }
@@ -1111,10 +1138,7 @@ impl Simulation {
                 .filter_map(|v| self.credits.next_return(pi * vcs + v))
                 .min();
             match next {
-                Some(t) if !self.ports[pi].wake => {
-                    self.ports[pi].wake = true;
-                    self.q.at(t, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
-                }
+                Some(t) if !self.ports[pi].wake => self.schedule_port_wake(router, port, t),
                 Some(_) => {}
                 None => {
                     for v in 0..vcs {
@@ -1147,6 +1171,7 @@ impl Simulation {
         // a wake is pending must not add a second one (they would multiply under saturation).
         if self.ports[pi].queued > 0 && !self.ports[pi].wake {
             self.ports[pi].wake = true;
+            self.ports[pi].wake_at = now + ser;
             self.q.push(self.ch.port_wake[class], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
         }
         if was_full && self.wait_len[router as usize] > 0 {
