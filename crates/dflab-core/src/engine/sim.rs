@@ -76,6 +76,8 @@ pub struct Simulation {
     packet_flits: u16,
     ser_flit: [Time; 3],
     xbar_flit: Time,
+    /// Crossbar transfer time of one packet (every packet has `packet_flits` flits).
+    xfer: Time,
     pub(super) in_cap: u32,
     pub(super) out_cap: u32,
     end: Time,
@@ -168,8 +170,9 @@ pub(super) struct PortState {
     queued: u32,
     /// Output round-robin pointer.
     rr: u8,
-    /// The crossbar's input (output) side of this port is busy from a grant straight through to
-    /// the link, which schedules no XBAR_DONE: nothing will signal that it frees.
+    /// The crossbar's input (output) side of this port is busy from a grant that schedules no
+    /// XBAR_DONE (straight through to the link, or silently queued): nothing will signal that it
+    /// frees, so a request it refuses must schedule its own arbiter wake-up.
     xin_silent: bool,
     xout_silent: bool,
     /// A PORT_WAKE event is pending, at `wake_at`.
@@ -184,7 +187,9 @@ pub(super) struct PortState {
 enum Grant {
     /// Refused: the output buffer has no room for the packet.
     No,
-    /// Refused: a crossbar port (input or output side) is busy until then.
+    /// Refused: a crossbar port (input or output side) is busy until then from a silent grant,
+    /// so the refused request needs an arbiter wake-up then. (Busy from a grant with XBAR_DONE
+    /// is `No`: that event runs the arbiter.)
     Busy(Time),
     /// Granted; the packet waits in the output buffer for XBAR_DONE.
     Queued,
@@ -316,6 +321,7 @@ impl Simulation {
             packet_flits: n.packet_flits as u16,
             ser_flit,
             xbar_flit,
+            xfer,
             in_cap,
             out_cap,
             end,
@@ -826,7 +832,7 @@ impl Simulation {
         let base = r * self.wait_cap;
         // The earliest time a refused request's busy crossbar port frees.
         let mut busy_until = Time::MAX;
-        let granted_through = match self.wait_len[r] {
+        let granted_silent = match self.wait_len[r] {
             0 => return Ok(()),
             1 => {
                 // The common case at low and moderate load: one request, no ordering needed.
@@ -852,7 +858,7 @@ impl Simulation {
                 let lru = &self.lru;
                 let local = |e: u32| (e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize;
                 self.waiting[base..base + n].sort_unstable_by_key(|&e| (lru[qbase + local(e)], e));
-                let mut through = false;
+                let mut silent = false;
                 // New heads routed during the pass are appended after the first n entries.
                 for k in 0..n {
                     match self.try_grant(router, self.waiting[base + k])? {
@@ -862,7 +868,7 @@ impl Simulation {
                             continue;
                         }
                         Grant::Queued => {}
-                        Grant::QueuedSilent | Grant::Through => through = true,
+                        Grant::QueuedSilent | Grant::Through => silent = true,
                     }
                     self.waiting[base + k] = u32::MAX;
                 }
@@ -876,15 +882,15 @@ impl Simulation {
                     }
                 }
                 self.wait_len[r] = kept as u32;
-                through
+                silent
             }
         };
-        // Fast-path grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
+        // Silent grants schedule no XBAR_DONE, so wake the arbiter when their crossbar ports
         // free if anything is still waiting (heads routed during the pass wait for their input
         // port); and a request refused because a crossbar port is busy must be offered again
         // when that port frees, which no other event may signal.
-        if granted_through && self.wait_len[r] > 0 {
-            busy_until = busy_until.min(self.now + self.packet_flits as Time * self.xbar_flit);
+        if granted_silent && self.wait_len[r] > 0 {
+            busy_until = busy_until.min(self.now + self.xfer);
         }
         if busy_until != Time::MAX {
             self.wake_arbiter(router, busy_until);
@@ -913,7 +919,7 @@ impl Simulation {
         }
         self.arb_wake_at[r] = t;
         let ev = Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0 };
-        if t == self.now + self.packet_flits as Time * self.xbar_flit {
+        if t == self.now + self.xfer {
             self.q.push(self.ch.xbar, ev);
         } else {
             self.q.at(t, ev);
