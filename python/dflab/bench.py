@@ -3,6 +3,13 @@
 `python -m dflab.bench --one NAME [--quick]` runs one scenario and prints one JSON object;
 `run_bench()` (behind `dflab bench`) starts one such child per scenario. The child imports only
 the config models and the engine, so its RSS is the engine's plus a small interpreter baseline.
+
+Wall time on a virtual machine includes the time the hypervisor gives the CPU to other guests
+(*steal*), which on the shared hosts this project is developed on moves wall figures by ±30 %
+from run to run. So each row also has the process CPU time of the run (`cpu_s`, which a Linux
+guest does not charge with steal) and the host's steal share while it ran (`host_steal_pct`,
+from `/proc/stat`; None where that file does not exist). `cpu_s` covers the engine call as a
+whole: the network set-up and the conversion of the results (a few ms) besides the run itself.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import json
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -56,10 +64,26 @@ FIELDS = (
     "sim_us",
     "sim_us_per_wall_s",
     "ns_per_router_traversal",
+    "cpu_s",
+    "cpu_ns_per_router_traversal",
+    "host_steal_pct",
     "router_traversals",
     "events",
     "peak_rss_mb",
 )
+
+# Headers of the human-readable table (the JSON keeps the field names above).
+LABELS = {
+    "wall_s": "wall s",
+    "sim_us": "sim µs",
+    "sim_us_per_wall_s": "sim µs / wall s",
+    "ns_per_router_traversal": "ns / trav.",
+    "cpu_s": "CPU s",
+    "cpu_ns_per_router_traversal": "CPU ns / trav.",
+    "host_steal_pct": "steal %",
+    "router_traversals": "traversals",
+    "peak_rss_mb": "peak MB",
+}
 
 
 def scenario_config(name: str, quick: bool = False) -> dict[str, Any]:
@@ -72,6 +96,25 @@ def scenario_config(name: str, quick: bool = False) -> dict[str, Any]:
     return config
 
 
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(steal, total) jiffies of the whole host since boot, or None without `/proc/stat`."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 8:
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is already inside user).
+    return fields[7], sum(fields)
+
+
+def _steal_pct(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round(100.0 * (after[0] - before[0]) / (after[1] - before[1]), 1)
+
+
 def run_one(name: str, quick: bool = False) -> dict[str, Any]:
     """Run a scenario in this process; call only in a fresh process (RSS is process-wide)."""
     from dflab import engine
@@ -79,7 +122,12 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
     from dflab.loading import validate
 
     experiment = validate(Experiment, scenario_config(name, quick))
-    summary = engine.simulate(experiment.to_engine_json())["summary"]
+    config_json = experiment.to_engine_json()
+    ticks_before, cpu_before = _cpu_ticks(), time.process_time()
+    summary = engine.simulate(config_json)["summary"]
+    cpu_s = time.process_time() - cpu_before
+    steal = _steal_pct(ticks_before, _cpu_ticks())
+    traversals = summary["router_traversals"]
     # Linux reports ru_maxrss in KiB.
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
@@ -88,7 +136,10 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
         "sim_us": summary["sim_time_us"],
         "sim_us_per_wall_s": summary["sim_us_per_wall_s"],
         "ns_per_router_traversal": summary["ns_per_router_traversal"],
-        "router_traversals": summary["router_traversals"],
+        "cpu_s": cpu_s,
+        "cpu_ns_per_router_traversal": cpu_s * 1e9 / traversals if traversals else 0.0,
+        "host_steal_pct": steal,
+        "router_traversals": traversals,
         "events": summary["events"],
         "peak_rss_mb": round(peak_rss_mb, 1),
     }

@@ -122,10 +122,17 @@ def key_value_table(data: Mapping[str, Any], title: str) -> Table:
     return table
 
 
-def rows_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str) -> Table:
+def rows_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    title: str,
+    labels: Mapping[str, str] | None = None,
+) -> Table:
+    """One row per mapping; `labels` gives short headers for some columns (default: the key)."""
+    labels = labels or {}
     table = Table(title=title, header_style="bold")
     for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index == 0 else "right")
+        table.add_column(labels.get(column, column), justify="left" if index == 0 else "right")
     for row in rows:
         table.add_row(*(fmt(row.get(column)) for column in columns))
     return table

@@ -120,6 +120,11 @@ def test_bench_quick_one_scenario() -> None:
     assert row["router_traversals"] > 0 and row["events"] > 0
     assert row["peak_rss_mb"] > 10
     assert row["sim_us"] >= 2.0
+    assert row["cpu_s"] > 0
+    per_traversal = row["cpu_s"] * 1e9 / row["router_traversals"]
+    assert row["cpu_ns_per_router_traversal"] == pytest.approx(per_traversal)
+    steal = row["host_steal_pct"]
+    assert steal is None or 0.0 <= steal <= 100.0
 
 
 def _flat(data: dict, prefix: str = "") -> dict[str, object]:
