@@ -112,16 +112,11 @@ pub struct Simulation {
     // NICs.
     pub(super) nic_queue: Vec<VecDeque<PacketId>>,
     pub(super) nic_credits: CreditLedger,
-    /// The NIC waits for credits and no return is on its way: the next return must wake it.
-    nic_blocked: Vec<bool>,
-    nic_busy: Vec<Time>,
-    nic_wake: Vec<bool>,
-    node_rng: Vec<Rng>,
-    gen_first: Vec<Time>,
-    gen_count: Vec<u64>,
-    /// Generation paused because the source queue was full (`traffic.source_queue_packets`).
-    gen_deferred: Vec<bool>,
+    /// NIC and generation state of every node, one cache line each.
+    nodes: Vec<NodeState>,
     source_limit: usize,
+    /// `traffic.process` is Bernoulli (packets on slot boundaries, filed in `calendar`).
+    bernoulli: bool,
     sampler: PatternSampler,
     /// Bernoulli generation: nodes by the slot of their next packet.
     calendar: SlotCalendar,
@@ -181,6 +176,32 @@ pub(super) struct PortState {
     // "The port waits for credits and no return is on its way, so the next return must wake it"
     // is the `watched` flag of each of the port's VCs in the credit ledger: a returning credit
     // sees it beside the credits it records, without touching this line.
+}
+
+/// The NIC and the generation schedule of one node: what generating and injecting a packet
+/// touch, in one cache line (they were eight arrays, eight lines and eight bounds checks).
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+struct NodeState {
+    rng: Rng,
+    /// The NIC's link is busy sending until then.
+    busy: Time,
+    /// Periodic process: time of the first packet of the current schedule and packets
+    /// generated since (the next time is computed from both, without drift).
+    first: Time,
+    count: u64,
+    /// A NIC_WAKE event is pending.
+    wake: bool,
+    /// The NIC waits for credits and no return is on its way: the next return must wake it.
+    blocked: bool,
+    /// Generation paused because the source queue was full (`traffic.source_queue_packets`).
+    deferred: bool,
+}
+
+impl NodeState {
+    fn new(rng: Rng) -> NodeState {
+        NodeState { rng, busy: 0, first: 0, count: 0, wake: false, blocked: false, deferred: false }
+    }
 }
 
 /// Outcome of one crossbar request.
@@ -347,14 +368,9 @@ impl Simulation {
             router_rng: (0..routers).map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64))).collect(),
             nic_queue: vec![VecDeque::new(); nodes],
             nic_credits: CreditLedger::new(nodes, in_cap),
-            nic_blocked: vec![false; nodes],
-            nic_busy: vec![0; nodes],
-            nic_wake: vec![false; nodes],
-            node_rng: (0..nodes).map(|i| Rng::seed_from_u64(stream_seed(seed, 2, i as u64))).collect(),
-            gen_first: vec![0; nodes],
-            gen_count: vec![0; nodes],
-            gen_deferred: vec![false; nodes],
+            nodes: (0..nodes).map(|i| NodeState::new(Rng::seed_from_u64(stream_seed(seed, 2, i as u64)))).collect(),
             source_limit: cfg.traffic.source_queue_packets.map_or(usize::MAX, |l| l as usize),
+            bernoulli: cfg.traffic.process == Process::Bernoulli,
             sampler,
             calendar: SlotCalendar::default(),
             slot,
@@ -432,8 +448,8 @@ impl Simulation {
             self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
         }
         for node in 0..self.topo.nodes() {
-            let t = self.injector.first(&mut self.node_rng[node]);
-            self.gen_first[node] = t;
+            let t = self.injector.first(&mut self.nodes[node].rng);
+            self.nodes[node].first = t;
             self.schedule_generation(node as u32, t);
         }
         for (i, ph) in self.cfg.traffic.phases.iter().enumerate() {
@@ -508,7 +524,7 @@ impl Simulation {
                 self.routing.on_feedback(ev.a, ev.port, &fb, self.now);
             }
             NIC_WAKE => {
-                self.nic_wake[ev.a as usize] = false;
+                self.nodes[ev.a as usize].wake = false;
                 self.nic_try_send(ev.a);
             }
             ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b),
@@ -547,20 +563,38 @@ impl Simulation {
         let now = self.now;
         if self.nic_queue[n].len() >= self.source_limit {
             // The round waits until a packet leaves the source queue (see nic_try_send).
-            self.gen_deferred[n] = true;
+            self.nodes[n].deferred = true;
             return;
         }
-        let dst = self.sampler.destination(node, &mut self.node_rng[n]);
+        let dst = self.sampler.destination(node, &mut self.nodes[n].rng);
         let pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits);
         self.stats.on_generate(now, self.flit_bytes * self.packet_flits as u64);
         let id = self.pkts.alloc(pkt, now);
-        self.nic_queue[n].push_back(id);
         self.in_source += 1;
         self.generated_total += 1;
-        self.gen_count[n] += 1;
-        let next = self.injector.next(now, self.gen_first[n], self.gen_count[n], &mut self.node_rng[n]);
-        self.schedule_generation(node, next);
-        self.nic_try_send(node);
+        self.nodes[n].count += 1;
+        if self.bernoulli && now == self.cur_slot_start {
+            // The common case, from the slot calendar: the next packet's slot index is this
+            // slot's plus the drawn gap (what `schedule_generation` finds by division).
+            let slot = self.cur_slot + self.injector.slots_to_next(&mut self.nodes[n].rng);
+            if slot * self.slot < self.end {
+                self.file_slot(node, slot, self.cur_slot);
+            }
+        } else {
+            let next = self.injector.next(now, self.nodes[n].first, self.nodes[n].count, &mut self.nodes[n].rng);
+            self.schedule_generation(node, next);
+        }
+        if self.nic_queue[n].is_empty()
+            && self.nodes[n].busy <= now
+            && self.nic_credits.absorb(n, now) >= self.packet_flits as u32
+        {
+            // An idle NIC with credits sends the packet at once, without queueing it (what
+            // `nic_try_send` does with a queue of one).
+            self.inject(node, id);
+        } else {
+            self.nic_queue[n].push_back(id);
+            self.nic_try_send(node);
+        }
     }
 
     /// File the node's next packet: Bernoulli packets sit on slot boundaries and go to the slot
@@ -569,19 +603,26 @@ impl Simulation {
         if at >= self.end {
             return;
         }
-        if self.cfg.traffic.process == Process::Bernoulli {
+        if self.bernoulli {
             // On a slot boundary, except after a deferred round resumed mid-slot: round up.
             let slot = self.slot_of(at + self.slot - 1);
             let current = self.slot_of(self.now);
-            self.calendar.insert(slot, current, node);
-            if !self.slot_pending {
-                // The slot chain stopped (every node was deferred or done): restart it at the
-                // next boundary; nothing can be filed for the current slot (next >= now + slot).
-                self.slot_pending = true;
-                self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
-            }
+            self.file_slot(node, slot, current);
         } else {
             self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: self.gen_epoch });
+        }
+    }
+
+    /// File a Bernoulli node's next packet in slot `slot` (seen from slot `current`, the one
+    /// containing now).
+    #[inline]
+    fn file_slot(&mut self, node: u32, slot: u64, current: u64) {
+        self.calendar.insert(slot, current, node);
+        if !self.slot_pending {
+            // The slot chain stopped (every node was deferred or done): restart it at the
+            // next boundary; nothing can be filed for the current slot (next >= now + slot).
+            self.slot_pending = true;
+            self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
         }
     }
 
@@ -627,16 +668,16 @@ impl Simulation {
         }
         self.gen_epoch += 1;
         self.calendar.clear();
-        self.gen_deferred.iter_mut().for_each(|d| *d = false);
+        self.nodes.iter_mut().for_each(|nd| nd.deferred = false);
         // The next slot boundary strictly after now: this slot's bucket may already be visited.
         let base = match self.cfg.traffic.process {
             Process::Bernoulli => (self.now / self.slot + 1) * self.slot,
             Process::Periodic => self.now,
         };
         for node in 0..self.topo.nodes() {
-            let t = base + self.injector.first(&mut self.node_rng[node]);
-            self.gen_first[node] = t;
-            self.gen_count[node] = 0;
+            let t = base + self.injector.first(&mut self.nodes[node].rng);
+            self.nodes[node].first = t;
+            self.nodes[node].count = 0;
             self.schedule_generation(node as u32, t);
         }
         Ok(())
@@ -645,34 +686,44 @@ impl Simulation {
     fn nic_try_send(&mut self, node: u32) {
         let n = node as usize;
         let now = self.now;
-        if self.nic_busy[n] > now {
-            if !self.nic_wake[n] && !self.nic_queue[n].is_empty() {
-                self.nic_wake[n] = true;
+        if self.nodes[n].busy > now {
+            if !self.nodes[n].wake && !self.nic_queue[n].is_empty() {
+                self.nodes[n].wake = true;
                 // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
-                self.q.at(self.nic_busy[n], Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+                self.q.at(self.nodes[n].busy, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
             }
             return;
         }
         let Some(&id) = self.nic_queue[n].front() else {
             return;
         };
-        let flits = self.pkts.get(id).flits as u32;
+        // Every packet has `packet_flits` flits: no need to load the packet.
+        let flits = self.packet_flits as u32;
         if self.nic_credits.absorb(n, now) < flits {
             match self.nic_credits.next_return(n) {
-                Some(t) if !self.nic_wake[n] => {
-                    self.nic_wake[n] = true;
+                Some(t) if !self.nodes[n].wake => {
+                    self.nodes[n].wake = true;
                     self.q.at(t, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
                 }
                 Some(_) => {}
-                None => self.nic_blocked[n] = true,
+                None => self.nodes[n].blocked = true,
             }
             return;
         }
         self.nic_queue[n].pop_front();
+        self.inject(node, id);
+    }
+
+    /// The NIC of `node`, idle with credits for it, starts sending packet `id` (no longer in its
+    /// source queue) to its router.
+    fn inject(&mut self, node: u32, id: PacketId) {
+        let n = node as usize;
+        let now = self.now;
+        let flits = self.packet_flits as u32;
         self.nic_credits.take(n, flits);
-        let resume = std::mem::take(&mut self.gen_deferred[n]);
+        let resume = std::mem::take(&mut self.nodes[n].deferred);
         let ser = flits as Time * self.ser_flit[0];
-        self.nic_busy[n] = now + ser;
+        self.nodes[n].busy = now + ser;
         self.pkts.set_injected(id, now);
         self.in_source -= 1;
         if self.in_network == 0 {
@@ -685,14 +736,14 @@ impl Simulation {
         let router = self.topo.router_of_node(node);
         let port = self.topo.host_port_of_node(node);
         self.q.push(self.ch.nic_arrive, Event { kind: ARRIVE, vc: 0, port, a: router, b: id });
-        if !self.nic_queue[n].is_empty() && !self.nic_wake[n] {
-            self.nic_wake[n] = true;
+        if !self.nic_queue[n].is_empty() && !self.nodes[n].wake {
+            self.nodes[n].wake = true;
             self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
         }
         if resume {
             // The deferred round happens now; the schedule continues from here.
-            self.gen_first[n] = now;
-            self.gen_count[n] = 0;
+            self.nodes[n].first = now;
+            self.nodes[n].count = 0;
             self.on_generate(node);
         }
     }
@@ -1065,9 +1116,9 @@ impl Simulation {
         if self.topo.is_host_port(in_port) {
             let node = router as usize * self.topo.p + in_port as usize;
             self.nic_credits.give_back(node, self.now + self.credit_lat[0], flits);
-            if self.nic_blocked[node] && !self.nic_wake[node] {
-                self.nic_blocked[node] = false;
-                self.nic_wake[node] = true;
+            if self.nodes[node].blocked && !self.nodes[node].wake {
+                self.nodes[node].blocked = false;
+                self.nodes[node].wake = true;
                 self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0 });
             }
         } else {
@@ -1097,7 +1148,7 @@ impl Simulation {
 
     fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
         let qi = self.qidx(router, port, vc as usize);
-        let flits = self.pkts.get(id).flits as u32;
+        let flits = self.packet_flits as u32;
         let pushed = self.outq.push(qi, id, flits);
         debug_assert!(pushed, "output space was reserved at grant");
         let pi = self.pidx(router, port);
@@ -1124,12 +1175,13 @@ impl Simulation {
         let host = self.topo.is_host_port(port);
         let vcs = self.vcs;
         let start = self.ports[pi].rr as usize;
+        // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
+        let flits = self.packet_flits as u32;
         let mut chosen = None;
         for i in 0..vcs {
             let vc = if start + i >= vcs { start + i - vcs } else { start + i };
             let qi = pi * vcs + vc;
             if let Some(id) = self.outq.front(qi) {
-                let flits = self.pkts.get(id).flits as u32;
                 if host || self.credits.absorb(qi, now) >= flits {
                     chosen = Some((vc, qi, id, flits));
                     break;

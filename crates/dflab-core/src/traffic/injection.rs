@@ -57,6 +57,14 @@ impl Injector {
         }
     }
 
+    /// Bernoulli: slots from a packet's slot to the next one's (`next` is `now` plus this many
+    /// slots, from the same draw).
+    #[inline]
+    pub fn slots_to_next<R: Rng>(&self, rng: &mut R) -> u64 {
+        debug_assert_eq!(self.process, Process::Bernoulli);
+        1 + self.empty_slots(rng)
+    }
+
     fn empty_slots<R: Rng>(&self, rng: &mut R) -> u64 {
         if self.load >= 1.0 {
             return 0;
