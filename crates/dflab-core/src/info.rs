@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::config::Experiment;
 use crate::error::Result;
-use crate::routing::Algorithm;
+use crate::routing::{Algorithm, Routing};
 use crate::topology::Topology;
 
 #[derive(Debug, Clone, Serialize)]

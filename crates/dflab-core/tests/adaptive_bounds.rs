@@ -10,7 +10,7 @@
 mod common;
 use common::{hpdc, run};
 use dflab_core::config::{Arrangement, Experiment, Intermediate, IntraGroup};
-use dflab_core::routing::Algorithm;
+use dflab_core::routing::{Algorithm, Routing};
 use dflab_core::topology::Topology;
 
 /// (name, VCs, max router hops)

@@ -12,7 +12,7 @@ use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
 use crate::fastdiv::FastDiv;
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
-use crate::routing::{Algorithm, Feedback, Hop, Rng, RouterView, Routing};
+use crate::routing::{Algorithm, AnyRouting, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
 use crate::topology::{LinkClass, Topology, NONE};
 use crate::traffic::{Injector, Pattern, PatternSampler};
@@ -61,7 +61,7 @@ pub fn simulate(cfg: &Experiment) -> Result<SimResult> {
 pub struct Simulation {
     pub(super) cfg: Experiment,
     pub(super) topo: Topology,
-    routing: Box<dyn Routing>,
+    routing: AnyRouting,
     pub(super) vcs: usize,
     pub(super) max_hops: u32,
     /// VCs the routing declares; every VC it picks must be below (checked on every hop).
@@ -250,12 +250,16 @@ impl Simulation {
         cfg.validate()?;
         let topo = Topology::new(&cfg.topology)?;
         let routing = Algorithm::parse(&cfg.routing.algorithm)?.build_for(&topo, cfg);
-        Simulation::with_routing(cfg, topo, routing)
+        Simulation::build(cfg, topo, routing)
     }
 
     /// Build with a routing object supplied by the caller (tests inject instrumented routings;
     /// `cfg.routing.algorithm` is then only a label).
     pub fn with_routing(cfg: &Experiment, topo: Topology, routing: Box<dyn Routing>) -> Result<Simulation> {
+        Simulation::build(cfg, topo, AnyRouting::Custom(routing))
+    }
+
+    fn build(cfg: &Experiment, topo: Topology, routing: AnyRouting) -> Result<Simulation> {
         cfg.validate()?;
         let vcs = cfg.routing.vcs.unwrap_or_else(|| routing.vcs());
         let max_hops = routing.max_hops();

@@ -25,6 +25,7 @@ impl Routing for Minimal {
         3
     }
 
+    #[inline]
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         let dst_group = view.topo.group_of(pkt.dst_router);
         if view.group == dst_group {

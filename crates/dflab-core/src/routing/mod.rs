@@ -4,6 +4,7 @@
 //! Per-router state (tables, counters) lives inside the routing value, indexed by router.
 
 pub mod adaptive;
+pub mod dispatch;
 pub mod feedback;
 pub mod minimal;
 pub mod par;
@@ -24,6 +25,7 @@ use crate::network::{CreditLedger, Packet};
 use crate::topology::Topology;
 use crate::units::Time;
 
+pub use dispatch::AnyRouting;
 pub use feedback::Feedback;
 
 pub type Rng = Xoshiro256PlusPlus;
@@ -201,46 +203,41 @@ impl Algorithm {
     }
 
     /// The algorithm with default knobs (`RoutingConfig::default()`).
-    pub fn build(self, topo: &Topology) -> Box<dyn Routing> {
+    pub fn build(self, topo: &Topology) -> AnyRouting {
         self.build_with(topo, &RoutingConfig::default())
     }
 
     /// The algorithm as the experiment configures it: routing knobs, and for the learning
     /// routings the network's link latencies (initial Q values). What the engine calls.
-    pub fn build_for(self, topo: &Topology, exp: &crate::config::Experiment) -> Box<dyn Routing> {
+    pub fn build_for(self, topo: &Topology, exp: &crate::config::Experiment) -> AnyRouting {
         match self {
             Algorithm::QAdaptive | Algorithm::QRouting => self.build_learning(topo, &exp.routing, &exp.network),
             _ => self.build_with(topo, &exp.routing),
         }
     }
 
-    fn build_learning(
-        self,
-        topo: &Topology,
-        cfg: &RoutingConfig,
-        net: &crate::config::NetworkConfig,
-    ) -> Box<dyn Routing> {
+    fn build_learning(self, topo: &Topology, cfg: &RoutingConfig, net: &crate::config::NetworkConfig) -> AnyRouting {
         let params = q_table::QParams::from_config(cfg, net);
         if self == Algorithm::QAdaptive {
-            Box::new(q_adaptive::QAdaptive::new(topo, params))
+            q_adaptive::QAdaptive::new(topo, params).into()
         } else {
-            Box::new(q_routing::QRouting::new(topo, params))
+            q_routing::QRouting::new(topo, params).into()
         }
     }
 
     /// The algorithm with the knobs of `cfg` (`cfg.algorithm` is ignored: `self` is the
     /// algorithm). `cfg` must have passed `Experiment::validate`.
-    pub fn build_with(self, topo: &Topology, cfg: &RoutingConfig) -> Box<dyn Routing> {
+    pub fn build_with(self, topo: &Topology, cfg: &RoutingConfig) -> AnyRouting {
         let params = adaptive::Params::from_config(cfg);
         match self {
-            Algorithm::Min => Box::new(minimal::Minimal::new(topo)),
-            Algorithm::ValG => Box::new(valiant::Valiant::to_group(topo)),
-            Algorithm::ValN => Box::new(valiant::Valiant::to_router(topo)),
-            Algorithm::UgalGroup => Box::new(ugal::Ugal::to_group(params)),
-            Algorithm::UgalNode => Box::new(ugal::Ugal::to_router(params)),
-            Algorithm::UgalLocal => Box::new(ugal_l::UgalL::new(cfg)),
-            Algorithm::UgalGlobal => Box::new(ugal_global::UgalGlobal::new(topo, cfg)),
-            Algorithm::Par => Box::new(par::Par::new(params)),
+            Algorithm::Min => minimal::Minimal::new(topo).into(),
+            Algorithm::ValG => valiant::Valiant::to_group(topo).into(),
+            Algorithm::ValN => valiant::Valiant::to_router(topo).into(),
+            Algorithm::UgalGroup => ugal::Ugal::to_group(params).into(),
+            Algorithm::UgalNode => ugal::Ugal::to_router(params).into(),
+            Algorithm::UgalLocal => ugal_l::UgalL::new(cfg).into(),
+            Algorithm::UgalGlobal => ugal_global::UgalGlobal::new(topo, cfg).into(),
+            Algorithm::Par => par::Par::new(params).into(),
             // Initial Q values come from the link latencies; `build_for` passes the experiment's
             // network, this path the default (HPDC'21) network.
             Algorithm::QAdaptive | Algorithm::QRouting => {

@@ -13,10 +13,17 @@ use crate::network::Packet;
 #[inline]
 pub fn port_to_group(view: &RouterView, target: u32, rng: &mut Rng) -> u16 {
     let gws = view.topo.gateways(view.group, target);
-    let first_hop = |&gw: &(u16, u16)| port_to_gateway(view, gw);
-    if gws.len() == 1 {
-        return first_hop(&gws[0]);
+    if let [gw] = gws {
+        // One link per group pair (the canonical shape): small enough to inline.
+        return port_to_gateway(view, *gw);
     }
+    port_to_one_of(view, gws, rng)
+}
+
+/// [`port_to_group`] with several parallel links to the group.
+#[inline(never)]
+fn port_to_one_of(view: &RouterView, gws: &[(u16, u16)], rng: &mut Rng) -> u16 {
+    let first_hop = |&gw: &(u16, u16)| port_to_gateway(view, gw);
     // Own links first: a minimal path never takes a local hop when a direct link exists.
     let mut best: Option<u16> = None;
     for gw in gws.iter().filter(|gw| gw.0 as u32 == view.index) {

@@ -16,7 +16,7 @@ pub struct Net {
     pub credits: CreditLedger,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     pub router: u32,
     pub port: u16,
