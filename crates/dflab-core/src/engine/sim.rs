@@ -74,8 +74,8 @@ pub struct Simulation {
     // Timing (ps).
     flit_bytes: u64,
     packet_flits: u16,
-    ser_flit: [Time; 3],
-    xbar_flit: Time,
+    /// Serialisation time of one packet per link class (every packet has `packet_flits` flits).
+    ser: [Time; 3],
     /// Crossbar transfer time of one packet (every packet has `packet_flits` flits).
     xfer: Time,
     pub(super) in_cap: u32,
@@ -344,8 +344,7 @@ impl Simulation {
             radix,
             flit_bytes,
             packet_flits: n.packet_flits as u16,
-            ser_flit,
-            xbar_flit,
+            ser: [ser(0), ser(1), ser(2)],
             xfer,
             in_cap,
             out_cap,
@@ -726,7 +725,7 @@ impl Simulation {
         let flits = self.packet_flits as u32;
         self.nic_credits.take(n, flits);
         let resume = std::mem::take(&mut self.nodes[n].deferred);
-        let ser = flits as Time * self.ser_flit[0];
+        let ser = self.ser[0];
         self.nodes[n].busy = now + ser;
         self.pkts.set_injected(id, now);
         self.in_source -= 1;
@@ -827,38 +826,46 @@ impl Simulation {
         let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
         let pkt = self.pkts.get_mut(id);
         let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
-        if out_vc as usize >= self.alg_vcs {
-            return Err(Error::Invariant(format!(
-                "{} chose VC {out_vc} at router {router} but declares {} VCs",
-                self.cfg.routing.algorithm, self.alg_vcs
-            )));
-        }
         // A forced `routing.vcs` below the algorithm's need folds the upper VCs together.
-        let out_vc = out_vc.min(self.vcs as u8 - 1);
         pkt.out_port = port;
-        pkt.out_vc = out_vc;
-        if port as usize >= self.radix {
-            return Err(Error::Invariant(format!("router {router} routed to port {port} of radix {}", self.radix)));
-        }
-        if self.topo.is_host_port(port) {
-            if router as usize * self.topo.p + port as usize != pkt.dst as usize {
-                return Err(Error::Invariant(format!(
-                    "packet for node {} ejected at router {router} port {port}",
-                    pkt.dst
-                )));
-            }
-        } else {
-            if pkt.hops as u32 + 1 > self.max_hops {
-                return Err(Error::Invariant(format!(
-                    "hop bound: packet {}->{} would take hop {} (> {}) at router {router}",
-                    pkt.src,
-                    pkt.dst,
-                    pkt.hops + 1,
-                    self.max_hops
-                )));
-            }
+        pkt.out_vc = out_vc.min(self.vcs as u8 - 1);
+        let ok = (out_vc as usize) < self.alg_vcs
+            && (port as usize) < self.radix
+            && if self.topo.is_host_port(port) {
+                router as usize * self.topo.p + port as usize == pkt.dst as usize
+            } else {
+                (pkt.hops as u32) < self.max_hops
+            };
+        if !ok {
+            return Err(self.bad_route(router, id, port, out_vc));
         }
         Ok(())
+    }
+
+    /// The error for a route that [`Simulation::route`] refused (kept out of the hot path: the
+    /// message formatting made every call save more registers).
+    #[cold]
+    #[inline(never)]
+    fn bad_route(&self, router: u32, id: PacketId, port: u16, out_vc: u8) -> Error {
+        let pkt = self.pkts.get(id);
+        Error::Invariant(if out_vc as usize >= self.alg_vcs {
+            format!(
+                "{} chose VC {out_vc} at router {router} but declares {} VCs",
+                self.cfg.routing.algorithm, self.alg_vcs
+            )
+        } else if port as usize >= self.radix {
+            format!("router {router} routed to port {port} of radix {}", self.radix)
+        } else if self.topo.is_host_port(port) {
+            format!("packet for node {} ejected at router {router} port {port}", pkt.dst)
+        } else {
+            format!(
+                "hop bound: packet {}->{} would take hop {} (> {}) at router {router}",
+                pkt.src,
+                pkt.dst,
+                pkt.hops + 1,
+                self.max_hops
+            )
+        })
     }
 
     /// File crossbar request `e` (= in_port << VC_BITS | vc) at the back of the router's list.
@@ -997,24 +1004,30 @@ impl Simulation {
         let now = self.now;
         let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
         let ip = self.pidx(router, in_port);
-        if self.ports[ip].xin_busy > now {
-            return Ok(self.busy(self.ports[ip].xin_busy, self.ports[ip].xin_silent));
+        let inp = &self.ports[ip];
+        if inp.xin_busy > now {
+            return Ok(self.busy(inp.xin_busy, inp.xin_silent));
         }
         let qi = ip * self.vcs + vc;
-        let (out_port, out_vc, flits) = {
+        let (out_port, out_vc) = {
             let p = self.pkts.get(id);
-            (p.out_port, p.out_vc as usize, p.flits as u32)
+            (p.out_port, p.out_vc as usize)
         };
+        let flits = self.packet_flits as u32;
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
         let host = self.topo.is_host_port(out_port);
-        if !host && self.ports[op].peer.0 == NONE {
+        // One borrow of the output port's line per phase: indexing `self.ports` at every use
+        // re-checked the bounds each time.
+        let out = &self.ports[op];
+        if !host && out.peer.0 == NONE {
             // Checked here rather than when routing: this line is read here anyway.
             return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
         }
-        if self.ports[op].xout_busy > now {
-            return Ok(self.busy(self.ports[op].xout_busy, self.ports[op].xout_silent));
+        if out.xout_busy > now {
+            return Ok(self.busy(out.xout_busy, out.xout_silent));
         }
+        let (out_queued, out_busy, out_wake, out_wake_at) = (out.queued, out.busy, out.wake, out.wake_at);
         if self.credits.out_flits(oi) + flits > self.out_cap {
             // Space freeing in the output buffer triggers arbitration (see `try_send`).
             return Ok(Grant::No);
@@ -1022,26 +1035,19 @@ impl Simulation {
         if queued {
             self.inq.pop(qi, flits);
         }
-        let xfer = flits as Time * self.xbar_flit;
-        self.ports[ip].xin_busy = now + xfer;
-        self.ports[op].xout_busy = now + xfer;
+        let done = now + self.xfer;
         self.lru_clock += 1;
         self.lru[qi] = self.lru_clock;
         self.traversals += 1;
         self.last_progress = now;
-        let grant = if self.ports[op].queued == 0
-            && self.ports[op].busy <= now + xfer
-            && (host || self.credits.absorb(oi, now) >= flits)
-        {
+        let grant = if out_queued == 0 && out_busy <= done && (host || self.credits.absorb(oi, now) >= flits) {
             // Fast path: nothing is queued at the output and it is free when the transfer
             // ends, so the packet starts on the link right then. Same timing as queueing it
             // and sending at XBAR_DONE, one event fewer; the congestion signal counts it
             // as used credits instead of output-buffer flits, so their sum is unchanged.
-            self.send_through(router, out_port, out_vc, id, flits, now + xfer);
+            self.send_through(router, out_port, out_vc, id, flits, done);
             Grant::Through
-        } else if self.ports[op].busy >= now + xfer
-            && (!self.ports[op].wake || self.ports[op].wake_at <= self.ports[op].busy)
-        {
+        } else if out_busy >= done && (!out_wake || out_wake_at <= out_busy) {
             // The link stays busy until after the transfer ends, and the port's next wake-up
             // (pending, or scheduled here) comes no later than that: output arbitration cannot
             // look at this buffer before the packet is through the crossbar, so it joins the
@@ -1050,9 +1056,8 @@ impl Simulation {
             self.credits.add_out_flits(oi, flits);
             self.outq.push(oi, id, flits);
             self.ports[op].queued += 1;
-            if !self.ports[op].wake {
-                let at = self.ports[op].busy;
-                self.schedule_port_wake(router, out_port, at);
+            if !out_wake {
+                self.schedule_port_wake(router, out_port, out_busy);
             }
             Grant::QueuedSilent
         } else {
@@ -1060,9 +1065,15 @@ impl Simulation {
             self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
             Grant::Queued
         };
+        // The crossbar ports are held until the transfer ends (set after the branches above,
+        // which read neither).
         let silent = !matches!(grant, Grant::Queued);
-        self.ports[ip].xin_silent = silent;
-        self.ports[op].xout_silent = silent;
+        let inp = &mut self.ports[ip];
+        inp.xin_busy = done;
+        inp.xin_silent = silent;
+        let out = &mut self.ports[op];
+        out.xout_busy = done;
+        out.xout_silent = silent;
         if self.wants_feedback && !self.topo.is_host_port(in_port) {
             self.send_feedback(router, in_port, id);
         }
@@ -1079,8 +1090,10 @@ impl Simulation {
     fn send_through(&mut self, router: u32, port: u16, vc: usize, id: PacketId, flits: u32, start: Time) {
         let pi = self.pidx(router, port);
         let class = class_index(self.topo.class_of_port(port));
-        let ser = flits as Time * self.ser_flit[class];
-        self.ports[pi].busy = start + ser;
+        let ser = self.ser[class];
+        let st = &mut self.ports[pi];
+        st.busy = start + ser;
+        let (pr, pp) = st.peer;
         if class == 0 {
             self.deliver(id, start + ser + self.eject_lat);
         } else {
@@ -1089,7 +1102,6 @@ impl Simulation {
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
-            let (pr, pp) = self.ports[pi].peer;
             self.q.push(self.ch.arrive_through[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
     }
@@ -1130,14 +1142,19 @@ impl Simulation {
             let class = class_index(self.topo.class_of_port(in_port));
             let upi = self.pidx(ur, up);
             let uq = upi * self.vcs + vc;
-            self.credits.give_back(uq, self.now + self.credit_lat[class], flits);
-            if self.credits.watched(uq) && !self.ports[upi].wake {
-                for v in 0..self.vcs {
-                    self.credits.set_watched(upi * self.vcs + v, false);
+            let at = self.now + self.credit_lat[class];
+            self.credits.give_back(uq, at, flits);
+            if self.credits.watched(uq) {
+                // The upstream port waits for credits: wake it when this return arrives.
+                let st = &mut self.ports[upi];
+                if !st.wake {
+                    st.wake = true;
+                    st.wake_at = at;
+                    for v in 0..self.vcs {
+                        self.credits.set_watched(upi * self.vcs + v, false);
+                    }
+                    self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
                 }
-                self.ports[upi].wake = true;
-                self.ports[upi].wake_at = self.now + self.credit_lat[class];
-                self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
             }
         }
     }
@@ -1164,21 +1181,26 @@ impl Simulation {
     }
 
     /// Output arbitration: round robin over VCs whose head packet fits the downstream credits.
+    ///
+    /// The port's line is read and written through one borrow per phase (indexing `self.ports`
+    /// anew at every use re-checked the bounds each time, ~70 instructions per call).
     fn try_send(&mut self, router: u32, port: u16) -> Result<()> {
         let pi = self.pidx(router, port);
         let now = self.now;
-        if self.ports[pi].busy > now {
-            if !self.ports[pi].wake && self.ports[pi].queued > 0 {
-                self.schedule_port_wake(router, port, self.ports[pi].busy);
+        let st = &self.ports[pi];
+        if st.busy > now {
+            if !st.wake && st.queued > 0 {
+                let at = st.busy;
+                self.schedule_port_wake(router, port, at);
             }
             return Ok(());
         }
-        if self.ports[pi].queued == 0 {
+        if st.queued == 0 {
             return Ok(());
         }
         let host = self.topo.is_host_port(port);
         let vcs = self.vcs;
-        let start = self.ports[pi].rr as usize;
+        let start = st.rr as usize;
         // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
         let flits = self.packet_flits as u32;
         let mut chosen = None;
@@ -1187,12 +1209,12 @@ impl Simulation {
             let qi = pi * vcs + vc;
             if let Some(id) = self.outq.front(qi) {
                 if host || self.credits.absorb(qi, now) >= flits {
-                    chosen = Some((vc, qi, id, flits));
+                    chosen = Some((vc, qi, id));
                     break;
                 }
             }
         }
-        let Some((vc, qi, id, flits)) = chosen else {
+        let Some((vc, qi, id)) = chosen else {
             // Every head waits for credits: wake at the earliest return on its way, or mark
             // the port so that the next return wakes it.
             let next = (0..vcs)
@@ -1211,14 +1233,23 @@ impl Simulation {
             return Ok(());
         };
         self.outq.pop(qi, flits);
-        self.ports[pi].queued -= 1;
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
-        let was_full = self.credits.out_flits(qi) + self.packet_flits as u32 > self.out_cap;
+        let was_full = self.credits.out_flits(qi) + flits > self.out_cap;
         self.credits.remove_out_flits(qi, flits);
-        self.ports[pi].rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let class = class_index(self.topo.class_of_port(port));
-        let ser = flits as Time * self.ser_flit[class];
-        self.ports[pi].busy = now + ser;
+        let ser = self.ser[class];
+        let st = &mut self.ports[pi];
+        st.queued -= 1;
+        st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
+        st.busy = now + ser;
+        let (pr, pp) = st.peer;
+        // At most one pending wake per port: a send triggered by a credit or the crossbar while
+        // a wake is pending must not add a second one (they would multiply under saturation).
+        let wake = st.queued > 0 && !st.wake;
+        if wake {
+            st.wake = true;
+            st.wake_at = now + ser;
+        }
         if host {
             self.deliver(id, now + ser + self.eject_lat);
         } else {
@@ -1226,14 +1257,9 @@ impl Simulation {
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
-            let (pr, pp) = self.ports[pi].peer;
             self.q.push(self.ch.arrive[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
         }
-        // At most one pending wake per port: a send triggered by a credit or the crossbar while
-        // a wake is pending must not add a second one (they would multiply under saturation).
-        if self.ports[pi].queued > 0 && !self.ports[pi].wake {
-            self.ports[pi].wake = true;
-            self.ports[pi].wake_at = now + ser;
+        if wake {
             self.q.push(self.ch.port_wake[class], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
         }
         if was_full && self.wait_len[router as usize] > 0 {
