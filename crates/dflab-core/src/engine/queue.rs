@@ -3,11 +3,13 @@
 //! Almost every event in a packet network is scheduled a *fixed* delay after the current time
 //! (a link latency, a serialisation time, a crossbar transfer). Events pushed with the same delay
 //! at non-decreasing times come out in non-decreasing time order, so one FIFO per distinct delay
-//! is already sorted; the next event is the earliest head among a handful of FIFOs. This is
-//! cheaper than a binary heap over all pending events. Events at irregular times (a port that is
-//! free again, generation of periodic traffic) go to a timer wheel (`wheel.rs`). Within a FIFO, equal times come out in insertion order;
-//! between FIFOs, equal times come out by FIFO index (the wheel last, in insertion order). The order is total and
-//! fixed by the code, so runs are reproducible.
+//! is already sorted; the next event is the earliest head among a handful of FIFOs (at most 16
+//! heads, with the minimum of each group of four and of the groups kept up to date, so a pop
+//! rescans 8 keys). This is cheaper than a binary heap over all pending events. Events at
+//! irregular times (a port that is free again, generation of periodic traffic) go to a timer
+//! wheel (`wheel.rs`). Within a FIFO, equal times come out in insertion order; between FIFOs,
+//! equal times come out by FIFO index (the wheel last, in insertion order). The order is total
+//! and fixed by the code, so runs are reproducible.
 
 use std::collections::VecDeque;
 
@@ -35,6 +37,9 @@ const EMPTY: u64 = u64::MAX;
 /// plain minimum over the array, without tracking an index.
 const SLOT_BITS: u32 = 4;
 const MAX_SLOTS: usize = 1 << SLOT_BITS;
+const GROUP: usize = 4;
+// `set_head` reduces a group and the group minima with four-way `min`s.
+const _: () = assert!(GROUP == 4 && MAX_SLOTS / GROUP == 4);
 /// Times must fit the key: 2^60 ps, about 13 simulated days.
 pub const MAX_TIME: Time = (1 << (64 - SLOT_BITS)) - 1;
 
@@ -48,9 +53,13 @@ pub struct EventQueue {
     delays: Vec<Time>,
     fifos: Vec<VecDeque<Timed>>,
     /// Key (time and slot) of each FIFO's front (EMPTY if none); the last slot mirrors the wheel's
-    /// minimum. Kept in one contiguous array so that finding the next event is a scan of one or
-    /// two cache lines.
+    /// minimum.
     heads: [u64; MAX_SLOTS],
+    /// Minimum of each run of `GROUP` heads, and the minimum of those (the next event's key):
+    /// a pop rescans one group and the group minima (8 keys) instead of all 16 heads, which
+    /// callgrind put at 30 instructions per event.
+    group_min: [u64; MAX_SLOTS / GROUP],
+    top: u64,
     wheel: Wheel,
     seq: u64,
     now: Time,
@@ -63,6 +72,8 @@ impl Default for EventQueue {
             delays: Vec::new(),
             fifos: Vec::new(),
             heads: [EMPTY; MAX_SLOTS],
+            group_min: [EMPTY; MAX_SLOTS / GROUP],
+            top: EMPTY,
             wheel: Wheel::default(),
             seq: 0,
             now: 0,
@@ -104,10 +115,11 @@ impl EventQueue {
         let time = self.now + self.delays[chan];
         self.len += 1;
         let f = &mut self.fifos[chan];
-        if f.is_empty() {
-            self.heads[chan] = key(time, chan);
-        }
+        let was_empty = f.is_empty();
         f.push_back(Timed { time, ev });
+        if was_empty {
+            self.lower_head(chan, key(time, chan));
+        }
     }
 
     fn add_fifo(&mut self, delay: Time) -> usize {
@@ -117,8 +129,8 @@ impl EventQueue {
         // The wheel's slot moves to the end (its key carries the slot index).
         let w = self.fifos.len();
         let wheel_head = self.heads[w - 1];
-        self.heads[w - 1] = EMPTY;
-        self.heads[w] = if wheel_head == EMPTY { EMPTY } else { key(wheel_head >> SLOT_BITS, w) };
+        self.set_head(w - 1, EMPTY);
+        self.set_head(w, if wheel_head == EMPTY { EMPTY } else { key(wheel_head >> SLOT_BITS, w) });
         w - 1
     }
 
@@ -138,21 +150,35 @@ impl EventQueue {
         self.len += 1;
         self.wheel.push(Entry { key: k, ev }, self.now);
         let w = self.fifos.len();
-        self.heads[w] = self.heads[w].min(key(time, w));
+        self.lower_head(w, key(time, w));
+    }
+
+    /// Set head `i` to `k` (any value) and recompute its group and the top.
+    #[inline]
+    fn set_head(&mut self, i: usize, k: u64) {
+        self.heads[i] = k;
+        let g = i / GROUP;
+        let h = &self.heads[g * GROUP..(g + 1) * GROUP];
+        self.group_min[g] = h[0].min(h[1]).min(h[2].min(h[3]));
+        let m = &self.group_min;
+        self.top = m[0].min(m[1]).min(m[2].min(m[3]));
+    }
+
+    /// Lower head `i` to `k` if `k` is smaller (a push): only that path can change.
+    #[inline]
+    fn lower_head(&mut self, i: usize, k: u64) {
+        if k < self.heads[i] {
+            self.heads[i] = k;
+            let g = &mut self.group_min[i / GROUP];
+            *g = (*g).min(k);
+            self.top = self.top.min(k);
+        }
     }
 
     /// Smallest head key (EMPTY if there is no event).
     #[inline]
     fn min_key(&self) -> u64 {
-        // A fixed-length reduction the compiler unrolls (unused slots stay EMPTY).
-        let h = &self.heads;
-        let mut m = [EMPTY; 4];
-        for c in h.chunks_exact(4) {
-            for j in 0..4 {
-                m[j] = m[j].min(c[j]);
-            }
-        }
-        m[0].min(m[1]).min(m[2].min(m[3]))
+        self.top
     }
 
     /// Time of the next event, if any.
@@ -171,12 +197,14 @@ impl EventQueue {
         let i = (k & (MAX_SLOTS as u64 - 1)) as usize;
         let e = if i == self.fifos.len() {
             let e = self.wheel.pop();
-            self.heads[i] = self.wheel.min_time().map_or(EMPTY, |t| key(t, i));
+            let k = self.wheel.min_time().map_or(EMPTY, |t| key(t, i));
+            self.set_head(i, k);
             Timed { time: e.key.time, ev: e.ev }
         } else {
             let f = &mut self.fifos[i];
             let e = f.pop_front().expect("fifo head");
-            self.heads[i] = f.front().map_or(EMPTY, |t| key(t.time, i));
+            let k = f.front().map_or(EMPTY, |t| key(t.time, i));
+            self.set_head(i, k);
             e
         };
         self.len -= 1;
@@ -196,9 +224,10 @@ mod tests {
 
     proptest! {
         /// Whatever mix of delays and absolute times is scheduled, events come out sorted by
-        /// (time, insertion order) — the same order a stable sort would give.
+        /// (time, insertion order) — the same order a stable sort would give. Up to 15 delays: every
+        /// FIFO slot and the wheel, so every group of the two-level minimum.
         #[test]
-        fn pops_in_time_then_insertion_order(ops in proptest::collection::vec((0u8..3, 0u64..5, 0u64..50), 1..300)) {
+        fn pops_in_time_then_insertion_order(ops in proptest::collection::vec((0u8..3, 0u64..15, 0u64..50), 1..300)) {
             let mut q = EventQueue::new();
             let mut expected: Vec<(u64, u64)> = Vec::new(); // (time, seq)
             let mut delay_of: Vec<u64> = Vec::new(); // delay class, u64::MAX for the heap
