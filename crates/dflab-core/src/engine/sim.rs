@@ -165,6 +165,9 @@ pub(super) struct PortState {
     queued: u32,
     /// Output round-robin pointer.
     rr: u8,
+    /// Link class index (0 host, 1 local, 2 global; see `class_index`), kept here because every
+    /// handler that reads the class also reads this line.
+    class: u8,
     /// The crossbar's input (output) side of this port is busy from a grant that schedules no
     /// XBAR_DONE (straight through to the link, or silently queued): nothing will signal that it
     /// frees, so a request it refuses must schedule its own arbiter wake-up.
@@ -354,7 +357,14 @@ impl Simulation {
             watchdog: us_to_ps(cfg.run.watchdog_us),
             q,
             ch,
-            ports: peer.iter().map(|&peer| PortState { peer, ..PortState::default() }).collect(),
+            ports: peer
+                .iter()
+                .enumerate()
+                .map(|(i, &peer)| {
+                    let class = class_index(topo.class_of_port((i % radix) as u16)) as u8;
+                    PortState { peer, class, ..PortState::default() }
+                })
+                .collect(),
             now: 0,
             pkts: PacketArena::default(),
             inq: PacketQueues::new(queues, in_cap),
@@ -1016,10 +1026,10 @@ impl Simulation {
         let flits = self.packet_flits as u32;
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
-        let host = self.topo.is_host_port(out_port);
         // One borrow of the output port's line per phase: indexing `self.ports` at every use
         // re-checked the bounds each time.
         let out = &self.ports[op];
+        let host = out.class == 0;
         if !host && out.peer.0 == NONE {
             // Checked here rather than when routing: this line is read here anyway.
             return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
@@ -1089,9 +1099,9 @@ impl Simulation {
     /// Put a packet on the link of `port` at time `start` (≥ now) straight from the crossbar.
     fn send_through(&mut self, router: u32, port: u16, vc: usize, id: PacketId, flits: u32, start: Time) {
         let pi = self.pidx(router, port);
-        let class = class_index(self.topo.class_of_port(port));
-        let ser = self.ser[class];
         let st = &mut self.ports[pi];
+        let class = st.class as usize;
+        let ser = self.ser[class];
         st.busy = start + ser;
         let (pr, pp) = st.peer;
         if class == 0 {
@@ -1129,17 +1139,19 @@ impl Simulation {
     /// The packet left input (port, vc): its credits travel back upstream. They are recorded
     /// with their arrival time; only a sender blocked on credits gets a wake-up event.
     fn return_credit(&mut self, router: u32, in_port: u16, vc: usize, flits: u32) {
-        if self.topo.is_host_port(in_port) {
+        let inp = &self.ports[self.pidx(router, in_port)];
+        let class = inp.class as usize;
+        if class == 0 {
             let node = router as usize * self.topo.p + in_port as usize;
             self.nic_credits.give_back(node, self.now + self.credit_lat[0], flits);
-            if self.nodes[node].blocked && !self.nodes[node].wake {
-                self.nodes[node].blocked = false;
-                self.nodes[node].wake = true;
+            let nd = &mut self.nodes[node];
+            if nd.blocked && !nd.wake {
+                nd.blocked = false;
+                nd.wake = true;
                 self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0 });
             }
         } else {
-            let (ur, up) = self.ports[self.pidx(router, in_port)].peer;
-            let class = class_index(self.topo.class_of_port(in_port));
+            let (ur, up) = inp.peer;
             let upi = self.pidx(ur, up);
             let uq = upi * self.vcs + vc;
             let at = self.now + self.credit_lat[class];
@@ -1198,7 +1210,8 @@ impl Simulation {
         if st.queued == 0 {
             return Ok(());
         }
-        let host = self.topo.is_host_port(port);
+        let class = st.class as usize;
+        let host = class == 0;
         let vcs = self.vcs;
         let start = st.rr as usize;
         // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
@@ -1236,7 +1249,6 @@ impl Simulation {
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let was_full = self.credits.out_flits(qi) + flits > self.out_cap;
         self.credits.remove_out_flits(qi, flits);
-        let class = class_index(self.topo.class_of_port(port));
         let ser = self.ser[class];
         let st = &mut self.ports[pi];
         st.queued -= 1;
