@@ -201,6 +201,9 @@ struct NodeState {
     deferred: bool,
 }
 
+// One line: the xoshiro state (32 bytes), three times and the flags.
+const _: () = assert!(std::mem::size_of::<NodeState>() == 64);
+
 impl NodeState {
     fn new(rng: Rng) -> NodeState {
         NodeState { rng, busy: 0, first: 0, count: 0, wake: false, blocked: false, deferred: false }
