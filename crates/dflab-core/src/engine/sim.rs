@@ -1152,7 +1152,7 @@ impl Simulation {
         let class = inp.class as usize;
         if class == 0 {
             let node = router as usize * self.topo.p + in_port as usize;
-            self.nic_credits.give_back(node, self.now + self.credit_lat[0], flits);
+            self.nic_credits.give_back(node, self.now, self.now + self.credit_lat[0], flits);
             let nd = &mut self.nodes[node];
             if nd.blocked && !nd.wake {
                 nd.blocked = false;
@@ -1164,7 +1164,7 @@ impl Simulation {
             let upi = self.pidx(ur, up);
             let uq = upi * self.vcs + vc;
             let at = self.now + self.credit_lat[class];
-            self.credits.give_back(uq, at, flits);
+            self.credits.give_back(uq, self.now, at, flits);
             if self.credits.watched(uq) {
                 // The upstream port waits for credits: wake it when this return arrives.
                 let st = &mut self.ports[upi];

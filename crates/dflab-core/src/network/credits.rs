@@ -125,11 +125,18 @@ impl CreditLedger {
         self.state[q].free -= flits;
     }
 
-    /// Record a return of `flits` credits arriving at `time` (not before the returns already
-    /// recorded for `q`: they travel with a fixed latency).
+    /// Record, at `now`, a return of `flits` credits arriving at `time` (not before the returns
+    /// already recorded for `q`: they travel with a fixed latency). If every pending return has
+    /// arrived by `now` they are absorbed first (as any later reading would), so the new one
+    /// becomes the only pending return and the ring is not written.
     #[inline]
-    pub fn give_back(&mut self, q: usize, time: Time, flits: u32) {
+    pub fn give_back(&mut self, q: usize, now: Time, time: Time, flits: u32) {
         let s = &mut self.state[q];
+        if s.len > 0 && unpack(s.newest).0 <= now {
+            s.free += s.pending;
+            s.pending = 0;
+            s.len = 0;
+        }
         debug_assert!(s.len < self.cap, "more credits returning than the buffer holds");
         debug_assert!(s.len == 0 || unpack(s.newest).0 <= time, "credit returns out of order");
         if s.len == 0 {
@@ -183,7 +190,9 @@ impl CreditLedger {
         self.state[q].watched
     }
 
-    /// Arrival time of the earliest pending return, if any.
+    /// Arrival time of the earliest pending return, if any. Ask right after `absorb(q, now)`,
+    /// as the engine does: returns that arrived since may or may not have been absorbed (see
+    /// `give_back`), so before that it may name one that already arrived.
     #[inline]
     pub fn next_return(&self, q: usize) -> Option<Time> {
         match self.state[q].len {
@@ -215,8 +224,8 @@ mod tests {
     fn returns_count_only_once_arrived() {
         let mut l = CreditLedger::new(2, 4);
         l.take(1, 3);
-        l.give_back(1, 100, 1);
-        l.give_back(1, 200, 2);
+        l.give_back(1, 0, 100, 1);
+        l.give_back(1, 0, 200, 2);
         assert_eq!(l.free_at(1, 99), 1);
         assert_eq!(l.free_at(1, 100), 2);
         assert_eq!(l.free_at(1, 250), 4);
@@ -257,7 +266,7 @@ mod tests {
                     // A return: only of credits in use (the downstream buffer holds them).
                     1 if in_flight + free + flits <= cap => {
                         last = last.max(now) + dt;
-                        l.give_back(0, last, flits);
+                        l.give_back(0, now, last, flits);
                         pending.push((last, flits));
                     }
                     2 => now += dt,
@@ -268,7 +277,10 @@ mod tests {
                 }
                 let arrived: u32 = pending.iter().filter(|p| p.0 <= now).map(|p| p.1).sum();
                 proptest::prop_assert_eq!(l.free_at(0, now), free + arrived);
-                proptest::prop_assert_eq!(l.next_return(0), pending.first().map(|p| p.0));
+                if op == 0 || op == 3 {
+                    // Right after absorbing, as the engine asks it.
+                    proptest::prop_assert_eq!(l.next_return(0), pending.first().map(|p| p.0));
+                }
                 let (f, p) = l.parts(0);
                 proptest::prop_assert_eq!(f + p, free + pending.iter().map(|p| p.1).sum::<u32>());
             }
@@ -281,7 +293,7 @@ mod tests {
         for round in 0..10u64 {
             l.take(0, 3);
             for i in 0..3 {
-                l.give_back(0, round * 10 + i, 1);
+                l.give_back(0, round * 10, round * 10 + i, 1);
             }
             assert_eq!(l.absorb(0, round * 10 + 2), 3);
         }
