@@ -38,6 +38,15 @@ impl Simulation {
         let radix = self.radix();
         let vcs = self.vcs;
         for r in 0..self.topo.routers() {
+            // Between events, each non-empty input VC has exactly its head's crossbar request
+            // waiting (the idle-router path of `on_arrive` relies on it).
+            let busy_inputs = (0..radix * vcs).filter(|&i| !self.inq.is_empty(r * radix * vcs + i)).count();
+            if busy_inputs != self.waiting_of(r).len() {
+                return fail(format!(
+                    "router {r} has {busy_inputs} non-empty input VCs but {} crossbar requests waiting",
+                    self.waiting_of(r).len()
+                ));
+            }
             for port in 0..radix {
                 let pi = r * radix + port;
                 for vc in 0..vcs {
