@@ -42,6 +42,21 @@ struct State {
     watched: bool,
 }
 
+impl State {
+    /// If the newest pending return has arrived by `now`, so have all (they arrive in order):
+    /// add them to the free credits without reading the ring. Call only with `len > 0`.
+    #[inline]
+    fn fold_if_all_arrived(&mut self, now: Time) -> bool {
+        if unpack(self.newest).0 > now {
+            return false;
+        }
+        self.free += self.pending;
+        self.pending = 0;
+        self.len = 0;
+        true
+    }
+}
+
 const FLITS_BITS: u32 = 16;
 
 #[inline]
@@ -96,13 +111,7 @@ impl CreditLedger {
     pub fn absorb(&mut self, q: usize, now: Time) -> u32 {
         let base = q * self.cap as usize;
         let s = &mut self.state[q];
-        if s.len == 0 {
-            return s.free;
-        }
-        if unpack(s.newest).0 <= now {
-            s.free += s.pending;
-            s.pending = 0;
-            s.len = 0;
+        if s.len == 0 || s.fold_if_all_arrived(now) {
             return s.free;
         }
         // The newest is still on its way: absorb the older ones that have arrived.
@@ -132,10 +141,8 @@ impl CreditLedger {
     #[inline]
     pub fn give_back(&mut self, q: usize, now: Time, time: Time, flits: u32) {
         let s = &mut self.state[q];
-        if s.len > 0 && unpack(s.newest).0 <= now {
-            s.free += s.pending;
-            s.pending = 0;
-            s.len = 0;
+        if s.len > 0 {
+            s.fold_if_all_arrived(now);
         }
         debug_assert!(s.len < self.cap, "more credits returning than the buffer holds");
         debug_assert!(s.len == 0 || unpack(s.newest).0 <= time, "credit returns out of order");
