@@ -11,6 +11,7 @@ pub mod error;
 pub(crate) mod fastdiv;
 pub mod info;
 pub mod network;
+pub(crate) mod prefetch;
 pub mod routing;
 pub mod stats;
 pub mod topology;

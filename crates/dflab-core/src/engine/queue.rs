@@ -187,6 +187,14 @@ impl EventQueue {
         (k != EMPTY).then_some(k >> SLOT_BITS)
     }
 
+    /// The event [`EventQueue::pop`] returns next, if it heads a FIFO (the wheel's is not
+    /// looked up: finding it may mean scanning for the next occupied bucket).
+    #[inline]
+    pub fn peek_fifo(&self) -> Option<&Event> {
+        let i = (self.top & (MAX_SLOTS as u64 - 1)) as usize;
+        self.fifos.get(i)?.front().map(|t| &t.ev)
+    }
+
     /// Remove and return the earliest event, advancing the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {

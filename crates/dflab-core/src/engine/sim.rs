@@ -12,6 +12,7 @@ use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
 use crate::fastdiv::FastDiv;
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
+use crate::prefetch::prefetch;
 use crate::routing::{Algorithm, AnyRouting, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
 use crate::topology::{LinkClass, Topology, NONE};
@@ -487,6 +488,9 @@ impl Simulation {
             }
             self.now = t;
             self.events += 1;
+            if let Some(next) = self.q.peek_fifo() {
+                self.prefetch_for(next);
+            }
             self.dispatch(ev)?;
             if t >= watch_at {
                 if self.in_network > 0 && t - self.last_progress > self.watchdog {
@@ -566,6 +570,32 @@ impl Simulation {
             _ => unreachable!("unknown event kind"),
         }
         Ok(())
+    }
+
+    /// Software pipeline over the event stream: while this event is handled, bring into the
+    /// cache what the handler of the next one (`ev`) will read first and what can be located
+    /// from the event alone. Lines that depend on those (the upstream credits of an arrival,
+    /// whose index is in the input port's line) are prefetched at the start of the handler.
+    #[inline]
+    fn prefetch_for(&self, ev: &Event) {
+        match ev.kind {
+            ARRIVE => {
+                self.pkts.prefetch(ev.b);
+                prefetch(&self.ports, self.pidx(ev.a, ev.port));
+                if self.topo.is_host_port(ev.port) {
+                    let node = ev.a as usize * self.topo.p + ev.port as usize;
+                    self.nic_credits.prefetch(node);
+                    prefetch(&self.nodes, node);
+                }
+            }
+            PORT_WAKE => {
+                let pi = self.pidx(ev.a, ev.port);
+                prefetch(&self.ports, pi);
+                self.outq.prefetch(pi * self.vcs);
+                self.credits.prefetch(pi * self.vcs);
+            }
+            _ => {}
+        }
     }
 
     #[inline]
@@ -775,7 +805,17 @@ impl Simulation {
     fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
         let qi = self.qidx(router, port, vc as usize);
         let host = self.topo.is_host_port(port);
+        if !host {
+            // The credits this packet frees go upstream (`return_credit`): that line's index is
+            // in the input port's line, prefetched with this event.
+            let (ur, up) = self.ports[self.pidx(router, port)].peer;
+            self.credits.prefetch(self.qidx(ur, up, vc as usize));
+        }
         let flits = {
+            let pkt = self.pkts.get_mut(id);
+            if pkt.dst_router == router {
+                self.pkts.prefetch_stamps(id); // read when it is delivered
+            }
             let pkt = self.pkts.get_mut(id);
             pkt.prev_arrival = pkt.arrival;
             pkt.arrival = self.now;

@@ -71,6 +71,12 @@ impl CreditLedger {
         CreditLedger { cap, state: vec![empty; queues], ring: vec![0; queues * cap as usize] }
     }
 
+    /// Prefetch the state line of VC `q` (see [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, q: usize) {
+        crate::prefetch::prefetch(&self.state, q);
+    }
+
     pub fn capacity(&self) -> u32 {
         self.cap
     }

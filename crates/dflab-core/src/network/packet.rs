@@ -85,6 +85,18 @@ pub struct PacketArena {
 }
 
 impl PacketArena {
+    /// Prefetch packet `id` (see [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        crate::prefetch::prefetch(&self.slots, id as usize);
+    }
+
+    /// Prefetch the delivery stamps of packet `id`.
+    #[inline]
+    pub fn prefetch_stamps(&self, id: PacketId) {
+        crate::prefetch::prefetch(&self.stamps, id as usize);
+    }
+
     /// Store a packet generated at `gen_time`.
     pub fn alloc(&mut self, p: Packet, gen_time: Time) -> PacketId {
         self.live += 1;

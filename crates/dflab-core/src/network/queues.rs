@@ -33,6 +33,12 @@ impl PacketQueues {
         PacketQueues { cap, meta: vec![Meta { head: NIL, tail: NIL, len: 0, flits: 0 }; queues], next: Vec::new() }
     }
 
+    /// Prefetch the state of queue `q` (see [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, q: usize) {
+        crate::prefetch::prefetch(&self.meta, q);
+    }
+
     #[inline]
     pub fn len(&self, q: usize) -> u32 {
         self.meta[q].len
