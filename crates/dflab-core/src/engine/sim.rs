@@ -488,7 +488,7 @@ impl Simulation {
             }
             self.now = t;
             self.events += 1;
-            if let Some(next) = self.q.peek_fifo() {
+            if let Some(next) = self.q.peek() {
                 self.prefetch_for(next);
             }
             self.dispatch(ev)?;
@@ -695,7 +695,15 @@ impl Simulation {
         (self.cur_slot, self.cur_slot_start) = (slot, slot * self.slot);
         let mut nodes = std::mem::take(&mut self.slot_nodes);
         self.calendar.take(slot, &mut nodes);
-        for &node in &nodes {
+        for (k, &node) in nodes.iter().enumerate() {
+            // The nodes of a slot are scattered: fetch the state of the one after next while
+            // this one generates (see `prefetch_for`).
+            if let Some(&ahead) = nodes.get(k + 2) {
+                let ahead = ahead as usize;
+                prefetch(&self.nodes, ahead);
+                prefetch(&self.nic_queue, ahead);
+                self.nic_credits.prefetch(ahead);
+            }
             self.on_generate(node);
         }
         self.slot_nodes = nodes;

@@ -149,6 +149,16 @@ impl Wheel {
         Some(v[self.pos].key.time)
     }
 
+    /// The earliest entry's event if it is already located (no search for the next occupied
+    /// bucket: this is only a prefetch hint, see `EventQueue::peek`).
+    #[inline]
+    pub fn peek_located(&self) -> Option<&Event> {
+        if self.len == 0 || self.cur == NOT_LOCATED {
+            return None;
+        }
+        self.buckets[(self.cur & (BUCKETS - 1)) as usize].get(self.pos).map(|e| &e.ev)
+    }
+
     /// Remove the earliest entry; call only when there is one.
     #[inline]
     pub fn pop(&mut self) -> Entry {
