@@ -28,7 +28,9 @@ pub struct Stats {
     bytes_delivered: u64,
     generated: u64,
     bytes_generated: u64,
-    hops: Vec<u64>,
+    /// `hops[h]`: packets delivered after `h` hops (the header counts hops in a `u8`, so every
+    /// count has a slot and recording needs no bounds check or growth).
+    hops: [u64; 256],
     windows: Vec<Window>,
     /// The window found last, as `[start, end)` and index: consecutive records fall in the same
     /// window almost always, and comparing two times is cheaper than a 64-bit division.
@@ -155,9 +157,10 @@ const DIRECT_NS: usize = 1 << 15;
 /// counter per ns below [`DIRECT_NS`]. Recording a value there is an increment instead of
 /// HdrHistogram's bucket search (about 60 instructions, twice per delivered packet); the
 /// counters are added with `record_n` when the histogram is read, which gives exactly the
-/// histogram that recording each value would have built.
+/// histogram that recording each value would have built. The counters are `u64` like the
+/// histogram's own, so they need no overflow check: each counts delivered packets.
 struct LatencyHist {
-    direct: Vec<u32>,
+    direct: Vec<u64>,
     hdr: Histogram<u64>,
 }
 
@@ -169,8 +172,8 @@ impl LatencyHist {
     #[inline]
     fn record(&mut self, ns: u64) {
         match self.direct.get_mut(ns as usize) {
-            Some(c) if *c < u32::MAX => *c += 1,
-            _ => self.hdr.saturating_record(ns),
+            Some(c) => *c += 1,
+            None => self.hdr.saturating_record(ns),
         }
     }
 
@@ -178,7 +181,7 @@ impl LatencyHist {
     fn folded(&self) -> Histogram<u64> {
         let mut h = self.hdr.clone();
         for (ns, &c) in self.direct.iter().enumerate().filter(|(_, &c)| c > 0) {
-            h.saturating_record_n(ns as u64, c as u64);
+            h.saturating_record_n(ns as u64, c);
         }
         h
     }
@@ -214,8 +217,13 @@ fn hist<T: hdrhistogram::Counter>(sigfig: u8) -> Histogram<T> {
     Histogram::new_with_bounds(1, 1_000_000_000, sigfig).expect("valid histogram bounds")
 }
 
+/// `ps` rounded up to whole ns, clamped to the histograms' range 1 ns .. 1 s. Clamping at 10^12
+/// ps first (whose ns is exactly 10^9) keeps `+ 999` from overflowing, so the ceiling needs no
+/// remainder test (`div_ceil` computes one: 3.4 M more instructions in a 0.9 G-instruction run).
+#[inline]
+#[allow(clippy::manual_div_ceil)]
 fn ns_bucket(ps: Time) -> u64 {
-    (ps.div_ceil(1000)).clamp(1, 1_000_000_000)
+    ((ps.min(1_000_000_000_000) + 999) / 1000).max(1)
 }
 
 impl Stats {
@@ -237,7 +245,7 @@ impl Stats {
             bytes_delivered: 0,
             generated: 0,
             bytes_generated: 0,
-            hops: Vec::new(),
+            hops: [0; 256],
             windows: (0..n).map(|_| Window::default()).collect(),
             last_window: (Time::MAX, 0, 0),
         }
@@ -287,11 +295,7 @@ impl Stats {
             self.net_latency.record(ns_bucket(net));
             self.hops_sum += pkt.hops as u64;
             self.minimal += (!pkt.nonminimal) as u64;
-            let h = pkt.hops as usize;
-            if self.hops.len() <= h {
-                self.hops.resize(h + 1, 0);
-            }
-            self.hops[h] += 1;
+            self.hops[pkt.hops as usize] += 1;
         }
         if let Some(w) = self.window_mut(t) {
             w.del_bytes += bytes;
@@ -302,8 +306,10 @@ impl Stats {
         }
     }
 
+    /// Packets per hop count, up to the highest count seen.
     pub fn hops_histogram(&self) -> Vec<u64> {
-        self.hops.clone()
+        let len = self.hops.iter().rposition(|&c| c > 0).map_or(0, |h| h + 1);
+        self.hops[..len].to_vec()
     }
 
     /// Summary figures; `capacity_bytes_per_ps` is the injection bandwidth of one node.
@@ -409,6 +415,11 @@ mod tests {
             prop_assert!(rebuilt == plain);
             prop_assert_eq!(w.latency_p99(&mut rebuilt), plain.value_at_quantile(0.99) as f64);
         }
+
+        #[test]
+        fn ns_bucket_is_the_clamped_ceiling(ps in prop_oneof![0u64..5000, 0u64..2_000_000_000_000, any::<u64>()]) {
+            prop_assert_eq!(ns_bucket(ps), ps.div_ceil(1000).clamp(1, 1_000_000_000));
+        }
     }
 
     /// `win_index` is HdrHistogram's index at every bucket boundary: each value maps to the index
@@ -458,13 +469,11 @@ mod tests {
     }
 
     #[test]
-    fn a_full_direct_counter_overflows_into_the_histogram() {
-        let mut fast = LatencyHist::new();
-        fast.direct[700] = u32::MAX - 1;
-        for _ in 0..3 {
-            fast.record(700);
-        }
-        assert_eq!(fast.direct[700], u32::MAX);
-        assert_eq!(fast.folded().count_at(700), u32::MAX as u64 + 2);
+    fn hops_histogram_ends_at_the_highest_hop_count() {
+        let mut s = Stats::new(0, 10, 10);
+        assert!(s.hops_histogram().is_empty());
+        s.hops[3] = 2;
+        s.hops[1] = 1;
+        assert_eq!(s.hops_histogram(), vec![0, 1, 0, 2]);
     }
 }
