@@ -173,8 +173,16 @@ impl LatencyHist {
     fn record(&mut self, ns: u64) {
         match self.direct.get_mut(ns as usize) {
             Some(c) => *c += 1,
-            None => self.hdr.saturating_record(ns),
+            None => self.record_slow(ns),
         }
+    }
+
+    /// Out of line: latencies of 32 µs or more are rare, and keeping the call out of
+    /// [`Stats::on_deliver`] saves it spilling registers around it on every delivery.
+    #[cold]
+    #[inline(never)]
+    fn record_slow(&mut self, ns: u64) {
+        self.hdr.saturating_record(ns);
     }
 
     /// The histogram of every recorded value.
@@ -283,6 +291,14 @@ impl Stats {
     pub fn on_deliver(&mut self, t: Time, pkt: &Packet, stamps: &Stamps, bytes: u64) {
         let lat = t - stamps.gen_time;
         let lat_ns = ns_bucket(lat);
+        let minimal = (!pkt.nonminimal) as u64;
+        if let Some(w) = self.window_mut(t) {
+            w.del_bytes += bytes;
+            w.lat_sum_ps += lat as u128;
+            w.count += 1;
+            w.minimal += minimal;
+            w.record_latency(lat_ns);
+        }
         if self.in_measurement(t) {
             let net = t - stamps.inject_time;
             self.delivered += 1;
@@ -291,18 +307,12 @@ impl Stats {
             self.net_lat_sum_ps += net as u128;
             self.lat_max = self.lat_max.max(lat);
             self.net_lat_max = self.net_lat_max.max(net);
+            self.hops_sum += pkt.hops as u64;
+            self.minimal += minimal;
+            self.hops[pkt.hops as usize] += 1;
+            // Last: their rare calls into HdrHistogram then leave little to keep in registers.
             self.latency.record(lat_ns);
             self.net_latency.record(ns_bucket(net));
-            self.hops_sum += pkt.hops as u64;
-            self.minimal += (!pkt.nonminimal) as u64;
-            self.hops[pkt.hops as usize] += 1;
-        }
-        if let Some(w) = self.window_mut(t) {
-            w.del_bytes += bytes;
-            w.lat_sum_ps += lat as u128;
-            w.count += 1;
-            w.minimal += (!pkt.nonminimal) as u64;
-            w.record_latency(lat_ns);
         }
     }
 
