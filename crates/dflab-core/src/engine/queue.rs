@@ -208,13 +208,15 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at an arbitrary time not before now.
+    #[inline(always)]
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now);
         let k = Key { time, seq: self.seq };
         self.seq += 1;
         self.len += 1;
         self.wheel.push(Entry { key: k, ev }, self.now);
-        let w = self.fifos.len();
+        // The mask is a no-op (at most 15 FIFOs) that drops a bounds check.
+        let w = self.fifos.len() & (MAX_SLOTS - 1);
         self.lower_head(w, key(time, w));
     }
 
@@ -252,15 +254,13 @@ impl EventQueue {
         (k != EMPTY).then_some(k >> SLOT_BITS)
     }
 
-    /// The event [`EventQueue::pop`] returns next, if it is at hand: a FIFO head, or the
-    /// wheel's earliest entry once located (finding it may mean scanning for the next occupied
-    /// bucket, not worth doing for a prefetch hint).
+    /// The event [`EventQueue::pop`] returns next, if any.
     #[inline]
     pub fn peek(&self) -> Option<&Event> {
         let i = (self.top & (MAX_SLOTS as u64 - 1)) as usize;
         match self.fifos.get(i) {
             Some(f) => f.front().map(|t| &t.ev),
-            None if self.top != EMPTY => self.wheel.peek_located(),
+            None if self.top != EMPTY => self.wheel.peek(),
             None => None,
         }
     }
@@ -274,9 +274,8 @@ impl EventQueue {
         }
         let i = (k & (MAX_SLOTS as u64 - 1)) as usize;
         let e = if i == self.fifos.len() {
-            let e = self.wheel.pop();
-            let k = self.wheel.min_time().map_or(EMPTY, |t| key(t, i));
-            self.set_head(i, k);
+            let (e, next) = self.wheel.pop();
+            self.set_head(i, next.map_or(EMPTY, |t| key(t, i)));
             Timed { time: e.key.time, ev: e.ev }
         } else {
             let (e, next) = self.fifos[i].pop_front();
@@ -356,33 +355,27 @@ mod tests {
             prop_assert_eq!(out.len(), expected.len());
         }
 
-        /// `peek`, when it answers, names exactly the event `pop` returns next, and it answers
-        /// whenever that event heads a FIFO.
+        /// `peek` names exactly the event `pop` returns next.
         #[test]
-        fn peek_names_the_next_pop(ops in proptest::collection::vec((0u8..3, 0u64..15, 0u64..50), 1..300)) {
+        fn peek_names_the_next_pop(ops in proptest::collection::vec((0u8..3, 0u64..15, 0u64..2000), 1..300)) {
             let mut q = EventQueue::new();
-            let mut in_fifo = Vec::new(); // by event number: scheduled with a fixed delay
-            let check_pop = |q: &mut EventQueue, in_fifo: &[bool]| -> Result<bool, TestCaseError> {
+            let mut b = 0u32;
+            let check_pop = |q: &mut EventQueue| -> Result<bool, TestCaseError> {
                 let peeked = q.peek().copied();
-                let Some((_, e)) = q.pop() else {
-                    prop_assert!(peeked.is_none());
-                    return Ok(false);
-                };
-                match peeked {
-                    Some(p) => prop_assert_eq!(p, e),
-                    None => prop_assert!(!in_fifo[e.b as usize], "a FIFO head was not peeked"),
-                }
-                Ok(true)
+                let popped = q.pop().map(|(_, e)| e);
+                prop_assert_eq!(peeked, popped);
+                Ok(popped.is_some())
             };
             for (op, d, t) in ops {
-                let b = in_fifo.len() as u32;
                 match op {
-                    0 => { q.after(d * 7, ev(b)); in_fifo.push(true); }
-                    1 => { q.at(q.now() + t, ev(b)); in_fifo.push(false); }
-                    _ => { check_pop(&mut q, &in_fifo)?; }
+                    // Fixed delays, and absolute times near and beyond the wheel's horizon.
+                    0 => q.after(d * 7, ev(b)),
+                    1 => q.at(q.now() + t * 1000, ev(b)),
+                    _ => { check_pop(&mut q)?; }
                 }
+                b += 1;
             }
-            while check_pop(&mut q, &in_fifo)? {}
+            while check_pop(&mut q)? {}
         }
     }
 }

@@ -56,33 +56,40 @@ fn bucket_of(t: Time) -> u64 {
     t >> BUCKET_LOG2
 }
 
+/// Position of absolute bucket `b` in the ring.
+#[inline]
+fn slot_of(b: u64) -> usize {
+    (b & (BUCKETS - 1)) as usize
+}
+
 pub(super) struct Wheel {
-    buckets: Vec<Vec<Entry>>,
+    /// A fixed-size array, so that indexing by `slot_of` needs no bounds check.
+    buckets: Box<[Vec<Entry>; BUCKETS as usize]>,
     occupied: [u64; WORDS],
     /// Absolute bucket index, never after the current time's bucket (so no push lands before
     /// it). Every wheel entry lies in `[base, base + BUCKETS)`, every `far` entry at or after
     /// `base + BUCKETS`, so the earliest entry is in the wheel whenever the wheel is not empty.
+    /// Only pushes advance it (they carry the current time); pops need not.
     base: u64,
     /// The bucket holding the earliest entry, sorted in ascending key order from `pos` on
-    /// (entries before `pos` are already popped); `NOT_LOCATED` after a change that may have
-    /// moved the minimum to another bucket.
+    /// (entries before `pos` are already popped); `EMPTY` if the wheel (not `far`) is empty.
+    /// Kept located at every change, so that a pop knows where to look.
     cur: u64,
     pos: usize,
-    len: usize,
     far: BinaryHeap<Reverse<Entry>>,
 }
 
-const NOT_LOCATED: u64 = u64::MAX;
+/// `cur` of an empty wheel: after every bucket, so that the first push becomes the earliest.
+const EMPTY: u64 = u64::MAX;
 
 impl Default for Wheel {
     fn default() -> Self {
         Wheel {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             occupied: [0; WORDS],
             base: 0,
-            cur: NOT_LOCATED,
+            cur: EMPTY,
             pos: 0,
-            len: 0,
             far: BinaryHeap::new(),
         }
     }
@@ -91,15 +98,26 @@ impl Default for Wheel {
 impl Wheel {
     /// File an entry at or after `now`, the time of the event being handled (no entry of the
     /// wheel is earlier than `now`).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, e: Entry, now: Time) {
         debug_assert!(e.key.time >= now);
         let nb = bucket_of(now);
         if nb > self.base {
-            self.base = nb;
-            self.refill();
+            self.advance(nb);
         }
         let b = bucket_of(e.key.time);
+        // The usual case: a bucket after the earliest one (so unsorted), within the horizon.
+        if b > self.cur && b < self.base + BUCKETS {
+            let i = slot_of(b);
+            self.buckets[i].push(e);
+            self.occupied[i / 64] |= 1 << (i % 64);
+        } else {
+            self.push_slow(b, e);
+        }
+    }
+
+    #[inline(never)]
+    fn push_slow(&mut self, b: u64, e: Entry) {
         if b >= self.base + BUCKETS {
             self.far.push(Reverse(e));
         } else {
@@ -107,9 +125,9 @@ impl Wheel {
         }
     }
 
-    #[inline]
+    /// File `e` in bucket `b` (within the horizon), keeping `cur` located.
     fn file(&mut self, b: u64, e: Entry) {
-        let i = (b & (BUCKETS - 1)) as usize;
+        let i = slot_of(b);
         let v = &mut self.buckets[i];
         if b == self.cur {
             // Keep the located bucket sorted from the cursor on; usually `e` goes last.
@@ -119,80 +137,83 @@ impl Wheel {
             } else {
                 v.push(e);
             }
+        } else if b < self.cur {
+            // `cur` was the earliest occupied bucket (or the wheel was empty), so bucket `b`
+            // is empty and becomes the earliest. Drop the old one's popped prefix so that it
+            // can be sorted again when it is the earliest again.
+            debug_assert!(v.is_empty());
+            v.push(e);
+            if self.cur != EMPTY {
+                let j = slot_of(self.cur);
+                self.buckets[j].drain(..self.pos);
+            }
+            self.cur = b;
+            self.pos = 0;
         } else {
             v.push(e);
-            if b < self.cur {
-                // An earlier bucket now holds the minimum: give up the located one, dropping
-                // its popped prefix so that it can be sorted again later.
-                if self.cur != NOT_LOCATED {
-                    let j = (self.cur & (BUCKETS - 1)) as usize;
-                    self.buckets[j].drain(..self.pos);
-                    self.pos = 0;
-                }
-                self.cur = NOT_LOCATED;
-            }
         }
         self.occupied[i / 64] |= 1 << (i % 64);
-        self.len += 1;
     }
 
     /// Earliest entry time, if any.
-    #[inline]
-    pub fn min_time(&mut self) -> Option<Time> {
-        if self.len == 0 {
+    #[cfg(test)]
+    pub fn min_time(&self) -> Option<Time> {
+        if self.cur == EMPTY {
             return self.far.peek().map(|Reverse(e)| e.key.time);
         }
-        if self.cur == NOT_LOCATED {
-            self.locate();
-        }
-        let v = &self.buckets[(self.cur & (BUCKETS - 1)) as usize];
-        Some(v[self.pos].key.time)
+        Some(self.buckets[slot_of(self.cur)][self.pos].key.time)
     }
 
-    /// The earliest entry's event if it is already located (no search for the next occupied
-    /// bucket: this is only a prefetch hint, see `EventQueue::peek`).
+    /// The earliest entry's event, if any (the located bucket's, or the far heap's): a hint
+    /// for prefetching, see `EventQueue::peek`.
     #[inline]
-    pub fn peek_located(&self) -> Option<&Event> {
-        if self.len == 0 || self.cur == NOT_LOCATED {
-            return None;
+    pub fn peek(&self) -> Option<&Event> {
+        if self.cur == EMPTY {
+            return self.far.peek().map(|Reverse(e)| &e.ev);
         }
-        self.buckets[(self.cur & (BUCKETS - 1)) as usize].get(self.pos).map(|e| &e.ev)
+        self.buckets[slot_of(self.cur)].get(self.pos).map(|e| &e.ev)
     }
 
-    /// Remove the earliest entry; call only when there is one.
-    #[inline]
-    pub fn pop(&mut self) -> Entry {
-        if self.len == 0 {
-            return self.far.pop().expect("the wheel is not empty").0;
+    /// Remove the earliest entry (call only when there is one); return it and the time of the
+    /// next one, if any.
+    #[inline(always)]
+    pub fn pop(&mut self) -> (Entry, Option<Time>) {
+        if self.cur == EMPTY {
+            return self.pop_far();
         }
-        if self.cur == NOT_LOCATED {
-            self.locate();
-        }
-        let i = (self.cur & (BUCKETS - 1)) as usize;
-        let v = &mut self.buckets[i];
+        let v = &mut self.buckets[slot_of(self.cur)];
         let e = v[self.pos];
         self.pos += 1;
-        self.len -= 1;
-        if self.pos == v.len() {
-            v.clear();
-            self.pos = 0;
-            self.occupied[i / 64] &= !(1 << (i % 64));
-            self.cur = NOT_LOCATED;
+        if let Some(next) = v.get(self.pos) {
+            return (e, Some(next.key.time));
         }
-        // The popped time becomes the current time: the horizon may advance.
-        let nb = bucket_of(e.key.time);
-        if nb > self.base {
-            self.base = nb;
-            self.refill();
-        }
-        e
+        (e, self.next_bucket())
     }
 
-    /// Find the first occupied bucket from `base` (the wheel is not empty) and sort it.
-    fn locate(&mut self) {
+    #[inline(never)]
+    fn pop_far(&mut self) -> (Entry, Option<Time>) {
+        let e = self.far.pop().expect("the wheel is not empty").0;
+        (e, self.far.peek().map(|Reverse(e)| e.key.time))
+    }
+
+    /// The located bucket is used up: clear it, locate and sort the next occupied one, and
+    /// return its earliest time (or the far heap's if the wheel is now empty).
+    #[inline(never)]
+    fn next_bucket(&mut self) -> Option<Time> {
+        let i = slot_of(self.cur);
+        self.buckets[i].clear();
+        self.pos = 0;
+        self.occupied[i / 64] &= !(1 << (i % 64));
+        if self.occupied.iter().all(|&w| w == 0) {
+            self.cur = EMPTY;
+            return self.far.peek().map(|Reverse(e)| e.key.time);
+        }
+        // Every entry lies in `(cur, base + BUCKETS)`, within `BUCKETS` after `cur`: the first
+        // occupied position of the ring after `cur` is the next bucket.
+        let start = self.cur + 1;
         let mut off = 0u64;
         loop {
-            let i = ((self.base + off) & (BUCKETS - 1)) as usize;
+            let i = slot_of(start + off);
             let word = self.occupied[i / 64] >> (i % 64);
             if word != 0 {
                 off += word.trailing_zeros() as u64;
@@ -201,14 +222,18 @@ impl Wheel {
             off += 64 - (i % 64) as u64;
             debug_assert!(off < 2 * BUCKETS, "a non-empty wheel has an occupied bucket");
         }
-        self.cur = self.base + off;
-        let i = (self.cur & (BUCKETS - 1)) as usize;
-        self.buckets[i].sort_unstable_by_key(|e| e.key);
-        self.pos = 0;
+        self.cur = start + off;
+        let v = &mut self.buckets[slot_of(self.cur)];
+        v.sort_unstable_by_key(|e| e.key);
+        Some(v[0].key.time)
     }
 
-    /// Move far entries that the advanced horizon now covers into the wheel.
-    fn refill(&mut self) {
+    /// The current time reached bucket `nb`: advance the horizon and move the far entries it
+    /// now covers into the wheel.
+    #[cold]
+    #[inline(never)]
+    fn advance(&mut self, nb: u64) {
+        self.base = nb;
         while let Some(Reverse(top)) = self.far.peek() {
             let b = bucket_of(top.key.time);
             if b >= self.base + BUCKETS {
@@ -246,7 +271,8 @@ mod tests {
                     h.push(Reverse(entry(t, seq)));
                     seq += 1;
                 } else if let Some(t) = w.min_time() {
-                    let e = w.pop();
+                    let (e, next) = w.pop();
+                    prop_assert_eq!(next, w.min_time());
                     let Reverse(x) = h.pop().expect("heap agrees it is not empty");
                     prop_assert_eq!((t, e.key), (x.key.time, x.key));
                     now = t;
@@ -255,7 +281,8 @@ mod tests {
                 }
             }
             while let Some(t) = w.min_time() {
-                let e = w.pop();
+                let (e, next) = w.pop();
+                prop_assert_eq!(next, w.min_time());
                 let Reverse(x) = h.pop().expect("heap agrees it is not empty");
                 prop_assert_eq!((t, e.key), (x.key.time, x.key));
             }
