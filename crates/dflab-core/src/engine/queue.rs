@@ -128,7 +128,6 @@ pub struct EventQueue {
     wheel: Wheel,
     seq: u64,
     now: Time,
-    len: usize,
 }
 
 impl Default for EventQueue {
@@ -141,7 +140,6 @@ impl Default for EventQueue {
             wheel: Wheel::default(),
             seq: 0,
             now: 0,
-            len: 0,
         }
     }
 }
@@ -156,12 +154,13 @@ impl EventQueue {
         self.now
     }
 
+    /// Number of pending events, counted on demand (not kept up to date by every push and pop).
     pub fn len(&self) -> usize {
-        self.len
+        self.fifos.iter().map(|f| f.tail.wrapping_sub(f.head) as usize).sum::<usize>() + self.wheel.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.min_key() == EMPTY
     }
 
     /// The FIFO for events `delay` after now; register fixed delays once and push with
@@ -180,7 +179,6 @@ impl EventQueue {
     pub fn push(&mut self, chan: usize, ev: Event) {
         let f = &mut self.fifos[chan];
         let time = self.now + f.delay;
-        self.len += 1;
         let was_empty = f.is_empty();
         f.push_back(Timed { time, ev });
         if was_empty {
@@ -213,7 +211,6 @@ impl EventQueue {
         debug_assert!(time >= self.now);
         let k = Key { time, seq: self.seq };
         self.seq += 1;
-        self.len += 1;
         self.wheel.push(Entry { key: k, ev }, self.now);
         // The mask is a no-op (at most 15 FIFOs) that drops a bounds check.
         let w = self.fifos.len() & (MAX_SLOTS - 1);
@@ -282,7 +279,6 @@ impl EventQueue {
             self.set_head(i, next.map_or(EMPTY, |t| key(t, i)));
             e
         };
-        self.len -= 1;
         self.now = e.time;
         Some((e.time, e.ev))
     }
@@ -337,7 +333,10 @@ mod tests {
                 match op {
                     0 => { q.after(d * 7, ev(seq as u32)); expected.push((q.now() + d * 7, seq)); delay_of.push(d * 7); seq += 1; }
                     1 => { q.at(q.now() + t, ev(seq as u32)); expected.push((q.now() + t, seq)); delay_of.push(u64::MAX); seq += 1; }
-                    _ => { if let Some((time, e)) = q.pop() { out.push((time, e.b as u64)); } }
+                    _ => {
+                        prop_assert_eq!(q.len(), expected.len() - out.len());
+                        if let Some((time, e)) = q.pop() { out.push((time, e.b as u64)); }
+                    }
                 }
             }
             while let Some((time, e)) = q.pop() { out.push((time, e.b as u64)); }
@@ -353,6 +352,7 @@ mod tests {
                 prop_assert!(v.windows(2).all(|w| w[0] < w[1]));
             }
             prop_assert_eq!(out.len(), expected.len());
+            prop_assert!(q.is_empty() && q.len() == 0);
         }
 
         /// `peek` names exactly the event `pop` returns next.

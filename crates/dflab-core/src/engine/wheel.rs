@@ -155,6 +155,13 @@ impl Wheel {
         self.occupied[i / 64] |= 1 << (i % 64);
     }
 
+    /// Number of entries (a scan: for diagnostics, not the event loop).
+    pub fn len(&self) -> usize {
+        let filed: usize = self.buckets.iter().map(Vec::len).sum();
+        let popped = if self.cur == EMPTY { 0 } else { self.pos };
+        filed - popped + self.far.len()
+    }
+
     /// Earliest entry time, if any.
     #[cfg(test)]
     pub fn min_time(&self) -> Option<Time> {
