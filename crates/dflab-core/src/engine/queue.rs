@@ -5,9 +5,9 @@
 //! at non-decreasing times come out in non-decreasing time order, so one FIFO per distinct delay
 //! is already sorted; the next event is the earliest head among a handful of FIFOs (at most 16
 //! heads, with the minimum of each group of four and of the groups kept up to date, so a pop
-//! rescans 8 keys). This is cheaper than a binary heap over all pending events. Events at
-//! irregular times (a port that is free again, generation of periodic traffic) go to a timer
-//! wheel (`wheel.rs`). Within a FIFO, equal times come out in insertion order; between FIFOs,
+//! rescans 8 keys). Each FIFO is a power-of-two ring buffer (`Fifo`). This is cheaper than a
+//! binary heap over all pending events. Events at irregular times (a port that is free again,
+//! generation of periodic traffic) go to a timer wheel (`wheel.rs`). Within a FIFO, equal times come out in insertion order; between FIFOs,
 //! equal times come out by FIFO index (the wheel last, in insertion order). The order is total
 //! and fixed by the code, so runs are reproducible.
 
@@ -368,7 +368,8 @@ mod tests {
                 prop_assert!(v.windows(2).all(|w| w[0] < w[1]));
             }
             prop_assert_eq!(out.len(), expected.len());
-            prop_assert!(q.is_empty() && q.len() == 0);
+            prop_assert!(q.is_empty());
+            prop_assert_eq!(q.len(), 0);
         }
 
         /// `peek` names exactly the event `pop` returns next.

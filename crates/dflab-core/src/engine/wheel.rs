@@ -5,7 +5,8 @@
 //! all events under load are such wake-ups, almost all within one serialisation time). The wheel
 //! files each event in a bucket of `2^BUCKET_LOG2` ps; buckets cover a horizon of
 //! `BUCKETS × 2^BUCKET_LOG2` ps after the current bucket, later events wait in a heap and move
-//! into the wheel as the horizon reaches them. The current bucket is sorted once by
+//! into the wheel as the horizon reaches them. The bucket holding the earliest entry is kept
+//! located at every push and pop (a pop reads the next time from it). It is sorted once by
 //! (time, insertion sequence) and drained from a read cursor, so events come out in exactly the
 //! order the heap gave: by time, then insertion order. Sends cluster on a few picosecond values
 //! (packet slots), so the current bucket often holds many events; a new one usually sorts after
