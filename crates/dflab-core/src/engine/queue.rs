@@ -37,7 +37,7 @@ const FILLER: Timed = Timed { time: 0, ev: Event { kind: 0, vc: 0, port: 0, a: 0
 /// whose push and pop wrap indices with compares and check for a full buffer through the
 /// allocator's capacity).
 ///
-/// The only `unsafe` of the crate is here: a masked index is always within `buf`, and skipping
+/// Besides the prefetch hint (`crate::prefetch`), the only `unsafe` of the crate is here: a masked index is always within `buf`, and skipping
 /// its bounds checks measured 987 -> 972 instructions per traversal (MIN).
 struct Fifo {
     delay: Time,
@@ -100,7 +100,7 @@ impl Fifo {
     /// The front entry, if any.
     #[inline]
     fn front(&self) -> Option<&Timed> {
-        (!self.is_empty()).then(|| &self.buf[(self.head & self.mask) as usize])
+        (!self.is_empty()).then(|| self.at(self.head))
     }
 
     /// Remove the front entry (there is one); return it and the time of the new front.
@@ -376,21 +376,19 @@ mod tests {
         #[test]
         fn peek_names_the_next_pop(ops in proptest::collection::vec((0u8..3, 0u64..15, 0u64..2000), 1..300)) {
             let mut q = EventQueue::new();
-            let mut b = 0u32;
             let check_pop = |q: &mut EventQueue| -> Result<bool, TestCaseError> {
                 let peeked = q.peek().copied();
                 let popped = q.pop().map(|(_, e)| e);
                 prop_assert_eq!(peeked, popped);
                 Ok(popped.is_some())
             };
-            for (op, d, t) in ops {
+            for (b, (op, d, t)) in ops.into_iter().enumerate() {
                 match op {
                     // Fixed delays, and absolute times near and beyond the wheel's horizon.
-                    0 => q.after(d * 7, ev(b)),
-                    1 => q.at(q.now() + t * 1000, ev(b)),
+                    0 => q.after(d * 7, ev(b as u32)),
+                    1 => q.at(q.now() + t * 1000, ev(b as u32)),
                     _ => { check_pop(&mut q)?; }
                 }
-                b += 1;
             }
             while check_pop(&mut q)? {}
         }
