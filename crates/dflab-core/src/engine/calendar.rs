@@ -11,14 +11,16 @@ use std::collections::BinaryHeap;
 const W: usize = 1024;
 
 pub struct SlotCalendar {
-    buckets: Vec<Vec<u32>>,
+    /// A fixed-size array: the index `slot % W` needs no bounds check.
+    buckets: Box<[Vec<u32>; W]>,
     overflow: BinaryHeap<Reverse<(u64, u32)>>,
     len: usize,
 }
 
 impl Default for SlotCalendar {
     fn default() -> Self {
-        SlotCalendar { buckets: vec![Vec::new(); W], overflow: BinaryHeap::new(), len: 0 }
+        let buckets = vec![Vec::new(); W].into_boxed_slice().try_into().expect("W buckets");
+        SlotCalendar { buckets, overflow: BinaryHeap::new(), len: 0 }
     }
 }
 
@@ -41,9 +43,16 @@ impl SlotCalendar {
         if slot - current < W as u64 {
             self.buckets[slot as usize % W].push(node);
         } else {
-            self.overflow.push(Reverse((slot, node)));
+            self.insert_far(slot, node);
         }
         self.len += 1;
+    }
+
+    /// Beyond the wheel (gaps of more than `W` slots, rare but at very low loads).
+    #[cold]
+    #[inline(never)]
+    fn insert_far(&mut self, slot: u64, node: u32) {
+        self.overflow.push(Reverse((slot, node)));
     }
 
     /// Move the nodes of slot `slot` into `out` (which is cleared first).

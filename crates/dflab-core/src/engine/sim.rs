@@ -671,11 +671,17 @@ impl Simulation {
     fn file_slot(&mut self, node: u32, slot: u64, current: u64) {
         self.calendar.insert(slot, current, node);
         if !self.slot_pending {
-            // The slot chain stopped (every node was deferred or done): restart it at the
-            // next boundary; nothing can be filed for the current slot (next >= now + slot).
-            self.slot_pending = true;
-            self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+            self.restart_slots(current);
         }
+    }
+
+    /// The slot chain stopped (every node was deferred or done): restart it at the boundary
+    /// after slot `current`; nothing can be filed for the current slot (next >= now + slot).
+    #[cold]
+    #[inline(never)]
+    fn restart_slots(&mut self, current: u64) {
+        self.slot_pending = true;
+        self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
     }
 
     /// Index of the slot containing `t` (`⌊t / slot⌋`).
