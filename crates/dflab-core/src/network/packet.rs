@@ -97,7 +97,8 @@ impl PacketArena {
         crate::prefetch::prefetch(&self.stamps, id as usize);
     }
 
-    /// Store a packet generated at `gen_time`.
+    /// Store a packet generated at `gen_time`. Inlined: the common case reuses a freed id.
+    #[inline]
     pub fn alloc(&mut self, p: Packet, gen_time: Time) -> PacketId {
         self.live += 1;
         let st = Stamps { gen_time, inject_time: 0 };
@@ -106,10 +107,17 @@ impl PacketArena {
             self.stamps[id as usize] = st;
             id
         } else {
-            self.slots.push(p);
-            self.stamps.push(st);
-            (self.slots.len() - 1) as PacketId
+            self.grow(p, st)
         }
+    }
+
+    /// No freed id: a new one (while the number of live packets reaches a new high).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, p: Packet, st: Stamps) -> PacketId {
+        self.slots.push(p);
+        self.stamps.push(st);
+        (self.slots.len() - 1) as PacketId
     }
 
     #[inline]
