@@ -613,36 +613,38 @@ impl Simulation {
     fn on_generate(&mut self, node: u32) {
         let n = node as usize;
         let now = self.now;
-        if self.nic_queue[n].len() >= self.source_limit {
+        let queued = self.nic_queue[n].len();
+        if queued >= self.source_limit {
             // The round waits until a packet leaves the source queue (see nic_try_send).
             self.nodes[n].deferred = true;
             return;
         }
-        let dst = self.sampler.destination(node, &mut self.nodes[n].rng);
+        // The node's state, borrowed once (the fields used below are disjoint from it).
+        let nd = &mut self.nodes[n];
+        let dst = self.sampler.destination(node, &mut nd.rng);
         let pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits);
         self.stats.on_generate(now, self.flit_bytes * self.packet_flits as u64);
         let id = self.pkts.alloc(pkt, now);
         self.in_source += 1;
         self.generated_total += 1;
-        self.nodes[n].count += 1;
+        nd.count += 1;
+        // Filing the next packet changes neither the source queue nor the NIC.
+        let idle = queued == 0 && nd.busy <= now;
         if self.bernoulli && now == self.cur_slot_start {
             // The common case, from the slot calendar: the next packet's slot index is this
             // slot's plus the drawn gap (what `schedule_generation` finds by division).
-            let slot = self.cur_slot + self.injector.slots_to_next(&mut self.nodes[n].rng);
+            let slot = self.cur_slot + self.injector.slots_to_next(&mut nd.rng);
             if slot * self.slot < self.end {
                 self.file_slot(node, slot, self.cur_slot);
             }
         } else {
-            let next = self.injector.next(now, self.nodes[n].first, self.nodes[n].count, &mut self.nodes[n].rng);
+            let next = self.injector.next(now, nd.first, nd.count, &mut nd.rng);
             self.schedule_generation(node, next);
         }
-        if self.nic_queue[n].is_empty()
-            && self.nodes[n].busy <= now
-            && self.nic_credits.absorb(n, now) >= self.packet_flits as u32
-        {
+        if idle && self.nic_credits.absorb(n, now) >= self.packet_flits as u32 {
             // An idle NIC with credits sends the packet at once, without queueing it (what
             // `nic_try_send` does with a queue of one).
-            self.inject(node, id);
+            self.inject(node, id, false);
         } else {
             self.nic_queue[n].push_back(id);
             self.nic_try_send(node);
@@ -776,20 +778,25 @@ impl Simulation {
             }
             return;
         }
-        self.nic_queue[n].pop_front();
-        self.inject(node, id);
+        let queue = &mut self.nic_queue[n];
+        queue.pop_front();
+        let more = !queue.is_empty();
+        self.inject(node, id, more);
     }
 
     /// The NIC of `node`, idle with credits for it, starts sending packet `id` (no longer in its
-    /// source queue) to its router.
-    fn inject(&mut self, node: u32, id: PacketId) {
+    /// source queue, which holds more packets if `more`) to its router.
+    fn inject(&mut self, node: u32, id: PacketId, more: bool) {
         let n = node as usize;
         let now = self.now;
         let flits = self.packet_flits as u32;
         self.nic_credits.take(n, flits);
-        let resume = std::mem::take(&mut self.nodes[n].deferred);
-        let ser = self.ser[0];
-        self.nodes[n].busy = now + ser;
+        let nd = &mut self.nodes[n];
+        let resume = std::mem::take(&mut nd.deferred);
+        nd.busy = now + self.ser[0];
+        // The queue's next packet waits for the link: wake the NIC when it is free.
+        let wake = more && !nd.wake;
+        nd.wake |= wake;
         self.pkts.set_injected(id, now);
         self.in_source -= 1;
         if self.in_network == 0 {
@@ -802,14 +809,14 @@ impl Simulation {
         let router = self.topo.router_of_node(node);
         let port = self.topo.host_port_of_node(node);
         self.q.push(self.ch.nic_arrive, Event { kind: ARRIVE, vc: 0, port, a: router, b: id });
-        if !self.nic_queue[n].is_empty() && !self.nodes[n].wake {
-            self.nodes[n].wake = true;
+        if wake {
             self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
         }
         if resume {
             // The deferred round happens now; the schedule continues from here.
-            self.nodes[n].first = now;
-            self.nodes[n].count = 0;
+            let nd = &mut self.nodes[n];
+            nd.first = now;
+            nd.count = 0;
             self.on_generate(node);
         }
     }
