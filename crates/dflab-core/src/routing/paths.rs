@@ -12,16 +12,25 @@ use crate::network::Packet;
 /// First port of a minimal path from this router to group `target` (≠ own group).
 #[inline]
 pub fn port_to_group(view: &RouterView, target: u32, rng: &mut Rng) -> u16 {
+    // One link per group pair (the canonical shape): one table lookup, small enough to inline.
+    if let Some(port) = view.topo.single_link_first_port(view.router, target) {
+        return port;
+    }
+    port_to_group_slow(view, target, rng)
+}
+
+/// [`port_to_group`] without the first-port table: several parallel links to the group, or a
+/// network too large for the table.
+#[inline(never)]
+fn port_to_group_slow(view: &RouterView, target: u32, rng: &mut Rng) -> u16 {
     let gws = view.topo.gateways(view.group, target);
     if let [gw] = gws {
-        // One link per group pair (the canonical shape): small enough to inline.
         return port_to_gateway(view, *gw);
     }
     port_to_one_of(view, gws, rng)
 }
 
 /// [`port_to_group`] with several parallel links to the group.
-#[inline(never)]
 fn port_to_one_of(view: &RouterView, gws: &[(u16, u16)], rng: &mut Rng) -> u16 {
     let first_hop = |&gw: &(u16, u16)| port_to_gateway(view, gw);
     // Own links first: a minimal path never takes a local hop when a direct link exists.

@@ -20,6 +20,12 @@ use crate::error::{Error, Result};
 
 pub const NONE: u32 = u32::MAX;
 
+/// The first-port table holds at most this many (router, group) entries (32 MiB); larger
+/// networks route through [`Topology::gateways`] only.
+const FIRST_PORT_MAX_ENTRIES: usize = 1 << 24;
+/// First-port table entry of a pair without exactly one link (own group, parallel links).
+const NO_FIRST_PORT: u16 = u16::MAX;
+
 /// The class of a link, which fixes its latency and bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkClass {
@@ -47,6 +53,10 @@ pub struct Topology {
     /// lookup touches two small arrays instead of a separate allocation per pair).
     gateway_start: Vec<u32>,
     gateway_links: Vec<(u16, u16)>,
+    /// Per (router, group): the first port of the minimal path to the group when the router's
+    /// group has exactly one link to it, else `NO_FIRST_PORT`. Spares the hot path the slice of
+    /// `gateway_links` and the own-link test. Empty beyond `FIRST_PORT_MAX_ENTRIES`.
+    first_port: Vec<u16>,
     /// Divisions by `a` and `p` as multiplications (see `fastdiv`).
     div_a: FastDiv,
     div_p: FastDiv,
@@ -129,7 +139,7 @@ impl Topology {
             gateway_links.extend(links);
             gateway_start.push(gateway_links.len() as u32);
         }
-        Ok(Topology {
+        let mut topo = Topology {
             p,
             a,
             h,
@@ -141,9 +151,36 @@ impl Topology {
             global_group: wiring.group,
             gateway_start,
             gateway_links,
+            first_port: Vec::new(),
             div_a: FastDiv::new(a as u32),
             div_p: FastDiv::new(p as u32),
-        })
+        };
+        topo.first_port = topo.first_port_table();
+        Ok(topo)
+    }
+
+    /// See `first_port`.
+    fn first_port_table(&self) -> Vec<u16> {
+        let (a, g) = (self.a, self.g);
+        if a * g * g > FIRST_PORT_MAX_ENTRIES {
+            return Vec::new();
+        }
+        let mut table = vec![NO_FIRST_PORT; a * g * g];
+        for grp in 0..g as u32 {
+            for to in 0..g as u32 {
+                if let [(r, k)] = *self.gateways(grp, to) {
+                    for index in 0..a as u32 {
+                        let port = if r as u32 == index {
+                            self.first_global_port() + k
+                        } else {
+                            self.local_port(index, r as u32)
+                        };
+                        table[(grp as usize * a + index as usize) * g + to as usize] = port;
+                    }
+                }
+            }
+        }
+        table
     }
 
     pub fn routers(&self) -> usize {
@@ -253,6 +290,17 @@ impl Topology {
     pub fn gateways(&self, from: u32, to: u32) -> &[(u16, u16)] {
         let i = from as usize * self.g + to as usize;
         &self.gateway_links[self.gateway_start[i] as usize..self.gateway_start[i + 1] as usize]
+    }
+
+    /// The first port of the minimal path from `router` to group `to` when `router`'s group has
+    /// exactly one link to `to` (its own global port, or the local port to the router that has
+    /// it); None for the own group, parallel links, or a network too large for the table.
+    #[inline]
+    pub fn single_link_first_port(&self, router: u32, to: u32) -> Option<u16> {
+        match self.first_port.get(router as usize * self.g + to as usize) {
+            Some(&port) if port != NO_FIRST_PORT => Some(port),
+            _ => None,
+        }
     }
 
     /// Number of router-to-router hops of a minimal path between two routers.

@@ -131,5 +131,31 @@ proptest! {
                 prop_assert!(t.min_hops(x, y) <= 3);
             }
         }
+        check_first_ports(&t);
     }
+}
+
+/// The first-port table answers exactly for the group pairs with one link: that link's global
+/// port at its owner, the local port to the owner elsewhere.
+fn check_first_ports(t: &Topology) {
+    for x in 0..t.routers() as u32 {
+        let (grp, index) = (t.group_of(x), t.index_in_group(x));
+        for to in 0..t.g as u32 {
+            let want = match *t.gateways(grp, to) {
+                [(r, k)] if to != grp => {
+                    Some(if r as u32 == index { t.first_global_port() + k } else { t.local_port(index, r as u32) })
+                }
+                _ => None,
+            };
+            assert_eq!(t.single_link_first_port(x, to), want, "router {x} to group {to}");
+        }
+    }
+}
+
+#[test]
+fn first_ports_of_the_canonical_shapes() {
+    for arr in [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree, Arrangement::Circulant] {
+        check_first_ports(&topo(4, 8, 4, None, 1, arr).unwrap());
+    }
+    check_first_ports(&topo(4, 8, 4, None, 4, Arrangement::Absolute).unwrap());
 }
