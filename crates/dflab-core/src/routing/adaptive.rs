@@ -5,7 +5,7 @@
 
 use rand::Rng as _;
 
-use super::paths::{in_destination_group, port_to_router, random_intermediate_router};
+use super::paths::{in_destination_group, port_to_router, port_to_router_id, random_intermediate_router};
 use super::{Hop, Rng, RouterView};
 use crate::config::{Intermediate, IntraGroup, RoutingConfig};
 use crate::network::Packet;
@@ -96,7 +96,7 @@ pub fn route_intra_group(
     nonminimal: impl FnOnce(u16, u16) -> bool,
 ) -> Hop {
     if let Some(mid) = local_intermediate(view, pkt, mode, rng) {
-        let min_port = port_to_router(view, view.topo.index_in_group(pkt.dst_router));
+        let min_port = port_to_router_id(view, pkt.dst_router);
         let nm_port = port_to_router(view, mid);
         if nonminimal(min_port, nm_port) {
             pkt.inter_router = view.group * view.topo.a as u32 + mid;

@@ -74,13 +74,21 @@ pub fn port_to_router(view: &RouterView, target_index: u32) -> u16 {
     view.topo.local_port(view.index, target_index)
 }
 
+/// Port toward router `target` (a router id, not an index) of the current group, other than this
+/// router: its index follows from the difference of the ids, without a division.
+#[inline]
+pub fn port_to_router_id(view: &RouterView, target: u32) -> u16 {
+    debug_assert_eq!(view.topo.group_of(target), view.group);
+    port_to_router(view, view.index.wrapping_add(target).wrapping_sub(view.router))
+}
+
 /// Inside the destination group: eject if this is the destination router, else the local hop.
 #[inline]
 pub fn in_destination_group(view: &RouterView, pkt: &Packet, vc: u8) -> Hop {
     if pkt.dst_router == view.router {
         Hop { port: view.topo.host_port_of_node(pkt.dst), vc: 0 }
     } else {
-        Hop { port: port_to_router(view, view.topo.index_in_group(pkt.dst_router)), vc }
+        Hop { port: port_to_router_id(view, pkt.dst_router), vc }
     }
 }
 

@@ -17,7 +17,7 @@
 //! The path after the source router is [`Layout::next_hop`]; the adaptive routings (UGALg,
 //! UGALn, UGAL-L, UGAL-G, PAR) reuse it with their own VC numbers once they have decided.
 
-use super::paths::{in_destination_group, port_to_group, port_to_router, random_intermediate_router};
+use super::paths::{in_destination_group, port_to_group, port_to_router_id, random_intermediate_router};
 use super::{Hop, Rng, RouterView, Routing};
 use crate::network::Packet;
 use crate::topology::Topology;
@@ -91,10 +91,7 @@ impl Layout {
         }
         if pkt.phase == TO_INTERMEDIATE_ROUTER {
             if view.router != pkt.inter_router {
-                return Hop {
-                    port: port_to_router(view, topo.index_in_group(pkt.inter_router)),
-                    vc: self.to_inter_router,
-                };
+                return Hop { port: port_to_router_id(view, pkt.inter_router), vc: self.to_inter_router };
             }
             pkt.phase = TO_DESTINATION;
         }
