@@ -162,6 +162,9 @@ pub(super) struct PortState {
     xout_busy: Time,
     /// Router and port at the far end of the link (NONE for host ports).
     pub(super) peer: (u32, u16),
+    /// Index of the first VC queue of the peer port (`(router·radix + port)·vcs`): where the
+    /// credits of a packet leaving this input go, without recomputing it per hop.
+    peer_queues: u32,
     /// Packets waiting in this port's output buffers (all VCs).
     queued: u32,
     /// Output round-robin pointer.
@@ -201,6 +204,9 @@ struct NodeState {
     /// Generation paused because the source queue was full (`traffic.source_queue_packets`).
     deferred: bool,
 }
+
+// A port is one line (more fields would make it two).
+const _: () = assert!(std::mem::size_of::<PortState>() == 64);
 
 // One line: the xoshiro state (32 bytes), three times and the flags.
 const _: () = assert!(std::mem::size_of::<NodeState>() == 64);
@@ -366,7 +372,9 @@ impl Simulation {
                 .enumerate()
                 .map(|(i, &peer)| {
                     let class = class_index(topo.class_of_port((i % radix) as u16)) as u8;
-                    PortState { peer, class, ..PortState::default() }
+                    let peer_queues =
+                        if peer.0 == NONE { 0 } else { ((peer.0 as usize * radix + peer.1 as usize) * vcs) as u32 };
+                    PortState { peer, class, peer_queues, ..PortState::default() }
                 })
                 .collect(),
             now: 0,
@@ -1226,12 +1234,11 @@ impl Simulation {
             }
         } else {
             let (ur, up) = inp.peer;
-            let upi = self.pidx(ur, up);
-            let uq = upi * self.vcs + vc;
+            let uq = inp.peer_queues as usize + vc;
             let at = self.now + self.credit_lat[class];
-            self.credits.give_back(uq, self.now, at, flits);
-            if self.credits.watched(uq) {
+            if self.credits.give_back(uq, self.now, at, flits) {
                 // The upstream port waits for credits: wake it when this return arrives.
+                let upi = self.pidx(ur, up);
                 let st = &mut self.ports[upi];
                 if !st.wake {
                     st.wake = true;

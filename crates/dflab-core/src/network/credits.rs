@@ -143,9 +143,10 @@ impl CreditLedger {
     /// Record, at `now`, a return of `flits` credits arriving at `time` (not before the returns
     /// already recorded for `q`: they travel with a fixed latency). If every pending return has
     /// arrived by `now` they are absorbed first (as any later reading would), so the new one
-    /// becomes the only pending return and the ring is not written.
+    /// becomes the only pending return and the ring is not written. Returns whether the sender
+    /// is watching for a return (see `set_watched`), read from the same line.
     #[inline]
-    pub fn give_back(&mut self, q: usize, now: Time, time: Time, flits: u32) {
+    pub fn give_back(&mut self, q: usize, now: Time, time: Time, flits: u32) -> bool {
         let s = &mut self.state[q];
         if s.len > 0 {
             s.fold_if_all_arrived(now);
@@ -165,6 +166,7 @@ impl CreditLedger {
         s.newest = (time << FLITS_BITS) | flits as u64;
         s.len += 1;
         s.pending += flits;
+        s.watched
     }
 
     /// Flits in the output buffer of VC queue `q`.
