@@ -837,8 +837,7 @@ impl Simulation {
         if !host {
             // The credits this packet frees go upstream (`return_credit`): that line's index is
             // in the input port's line, prefetched with this event.
-            let (ur, up) = self.ports[self.pidx(router, port)].peer;
-            self.credits.prefetch(self.qidx(ur, up, vc as usize));
+            self.credits.prefetch(self.ports[self.pidx(router, port)].peer_queues as usize + vc as usize);
         }
         let flits = {
             let pkt = self.pkts.get_mut(id);
