@@ -1178,6 +1178,7 @@ impl Simulation {
     }
 
     /// Put a packet on the link of `port` at time `start` (≥ now) straight from the crossbar.
+    #[inline(always)]
     fn send_through(&mut self, router: u32, port: u16, vc: usize, id: PacketId, flits: u32, start: Time) {
         let pi = self.pidx(router, port);
         let st = &mut self.ports[pi];
@@ -1219,6 +1220,7 @@ impl Simulation {
 
     /// The packet left input (port, vc): its credits travel back upstream. They are recorded
     /// with their arrival time; only a sender blocked on credits gets a wake-up event.
+    #[inline(always)]
     fn return_credit(&mut self, router: u32, in_port: u16, vc: usize, flits: u32) {
         let inp = &self.ports[self.pidx(router, in_port)];
         let class = inp.class as usize;
