@@ -839,11 +839,10 @@ impl Simulation {
             // in the input port's line, prefetched with this event.
             self.credits.prefetch(self.ports[self.pidx(router, port)].peer_queues as usize + vc as usize);
         }
+        if self.pkts.get(id).dst_router == router {
+            self.pkts.prefetch_stamps(id); // read when it is delivered
+        }
         let flits = {
-            let pkt = self.pkts.get_mut(id);
-            if pkt.dst_router == router {
-                self.pkts.prefetch_stamps(id); // read when it is delivered
-            }
             let pkt = self.pkts.get_mut(id);
             pkt.prev_arrival = pkt.arrival;
             pkt.arrival = self.now;
