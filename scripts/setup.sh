@@ -13,4 +13,12 @@ command -v cargo >/dev/null 2>&1 || { echo "error: cargo not found (install Rust
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
+# Profile-guided build of the engine (scripts/pgo.sh; DFLAB_PGO=0 skips it). The PGO build has its
+# own target directory, so that it and the plain `cargo test` builds do not rebuild each other.
+profile=$(bash scripts/pgo.sh)
+if [ -n "$profile" ]; then
+    export RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$profile -Cllvm-args=-pgo-warn-missing-function=false"
+    export CARGO_TARGET_DIR="$PWD/target/pgo-use"
+    export DFLAB_PGO_PROFILE="$profile"
+fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"

@@ -8,7 +8,9 @@ Wall time on a virtual machine includes the time the hypervisor gives the CPU to
 (*steal*), which on the shared hosts this project is developed on moves wall figures by ±30 %
 from run to run. So each row also has the process CPU time of the run (`cpu_s`, which a Linux
 guest does not charge with steal) and the host's steal share while it ran (`host_steal_pct`,
-from `/proc/stat`; None where that file does not exist). `cpu_s` covers the engine call as a
+from `/proc/stat`; None where that file does not exist). `engine_build` says whether the engine
+was compiled with profile-guided optimisation (`release+pgo`, see scripts/pgo.sh) or not
+(`release`). `cpu_s` covers the engine call as a
 whole: the network set-up and the conversion of the results (a few ms) besides the run itself.
 """
 
@@ -70,6 +72,7 @@ FIELDS = (
     "router_traversals",
     "events",
     "peak_rss_mb",
+    "engine_build",
 )
 
 # Headers of the human-readable table (the JSON keeps the field names above).
@@ -83,6 +86,7 @@ LABELS = {
     "host_steal_pct": "steal %",
     "router_traversals": "traversals",
     "peak_rss_mb": "peak MB",
+    "engine_build": "build",
 }
 
 
@@ -142,6 +146,7 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
         "router_traversals": traversals,
         "events": summary["events"],
         "peak_rss_mb": round(peak_rss_mb, 1),
+        "engine_build": engine.build(),
     }
 
 

@@ -58,6 +58,12 @@ def validate(config_json: str) -> dict[str, Any]:
     return _call("validate", config_json)
 
 
+def build() -> str:
+    """How the engine was compiled: `release+pgo` (profile-guided, scripts/pgo.sh) or `release`."""
+    core = _core()
+    return core.build() if hasattr(core, "build") else "release"
+
+
 def is_deadlock(exc: BaseException) -> bool:
     """Whether `exc` is the engine's DeadlockError (the watchdog fired)."""
     try:

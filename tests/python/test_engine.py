@@ -125,6 +125,8 @@ def test_bench_quick_one_scenario() -> None:
     assert row["cpu_ns_per_router_traversal"] == pytest.approx(per_traversal)
     steal = row["host_steal_pct"]
     assert steal is None or 0.0 <= steal <= 100.0
+    # scripts/setup.sh builds with PGO where llvm-profdata exists (DFLAB_PGO=0 opts out).
+    assert row["engine_build"] in ("release", "release+pgo")
 
 
 def _flat(data: dict, prefix: str = "") -> dict[str, object]:

@@ -61,12 +61,24 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// How the engine was compiled: `release+pgo` when scripts/setup.sh built it with a profile
+/// (scripts/pgo.sh), `release` otherwise. Reported by `dflab bench`.
+#[pyfunction]
+fn build() -> &'static str {
+    // rustc records the variable in the dep-info, so cargo rebuilds when it changes.
+    match option_env!("DFLAB_PGO_PROFILE") {
+        Some(_) => "release+pgo",
+        None => "release",
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(routing_names, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("DeadlockError", m.py().get_type::<DeadlockError>())?;
