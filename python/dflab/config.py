@@ -97,27 +97,43 @@ def _field_error(field: str, value: Any, allowed: str) -> PydanticCustomError:
 
 
 class Topology(_Section):
-    """dfly(p, a, h, g) with `links_per_pair` parallel global links between each group pair."""
+    """dfly(p, a, h, g) with `links_per_pair` (l) parallel global links between each group pair.
+
+    Left out, `links_per_pair` is derived as the papers' notation implies: with `g` given, the
+    most links that fit, `a*h // (g - 1)` (dfly(4,8,4,9) has 4, ICS'24 Table 1); with neither
+    given, 1 and `g = a*h + 1`. Both derived values are written without marking the field as
+    set, so a later override of a, h or g recomputes them. Give `links_per_pair = 1` for SST's
+    sparse wiring of a smaller g.
+    """
 
     p: PositiveInt = 4
     a: PositiveInt = 8
     h: Annotated[int, Field(ge=0)] = 4
     g: Annotated[int | None, Field(ge=1)] = None
-    links_per_pair: PositiveInt = 1
+    links_per_pair: PositiveInt | None = None
     arrangement: Arrangement = "absolute"
 
     @property
     def max_groups(self) -> int:
-        return self.a * self.h // self.links_per_pair + 1
+        return self.a * self.h // (self.links_per_pair or 1) + 1
 
     @model_validator(mode="after")
     def _fill_groups(self) -> Topology:
+        ports = self.a * self.h
         if self.g is None:
-            # A computed default, written without marking `g` as set: a later override of
-            # a, h or links_per_pair then recomputes it instead of keeping a stale value.
-            self.__dict__["g"] = self.max_groups
-        elif self.g > self.max_groups:
-            raise _field_error("g", self.g, f"1..{self.max_groups} (a*h/links_per_pair + 1)")
+            links = self.links_per_pair or 1
+            if ports % links:
+                raise _field_error(
+                    "links_per_pair", links, f"a divisor of a*h = {ports}, or set topology.g"
+                )
+            # Computed defaults, written without marking the fields as set (see the class doc).
+            self.__dict__["links_per_pair"] = links
+            self.__dict__["g"] = ports // links + 1
+        else:
+            if self.g > self.max_groups:
+                raise _field_error("g", self.g, f"1..{self.max_groups} (a*h/links_per_pair + 1)")
+            if self.links_per_pair is None:
+                self.__dict__["links_per_pair"] = max(1, ports // (self.g - 1)) if self.g > 1 else 1
         if self.g > 1 and self.h == 0:
             raise _field_error("h", self.h, ">= 1 when g > 1")
         return self
@@ -314,7 +330,13 @@ class Experiment(_Section):
         data = self.model_dump(mode="json", exclude=set(self.PYTHON_ONLY), exclude_defaults=True)
         # Equal experiments must hash equally however they were written: g is always hashed
         # (explicit or computed) and an empty name is no name.
-        data.setdefault("topology", {})["g"] = self.topology.g
+        topology = data.setdefault("topology", {})
+        topology["g"] = self.topology.g
+        # links_per_pair is hashed when it is not 1, explicit or derived: the store keys of
+        # every one-link network stay what they were before it could be derived.
+        topology.pop("links_per_pair", None)
+        if self.topology.links_per_pair != 1:
+            topology["links_per_pair"] = self.topology.links_per_pair
         if not data.get("name"):
             data.pop("name", None)
         text = json.dumps([self.HASH_SCHEMA, data], sort_keys=True, separators=(",", ":"))

@@ -71,6 +71,35 @@ def test_computed_groups_follow_later_overrides() -> None:
 
 
 @pytest.mark.parametrize(
+    ("topology", "links"),
+    [
+        ({}, 1),
+        ({"g": 9}, 4),  # ICS'24 Table 1: dfly(4,8,4,9) has 4 links per group pair
+        ({"g": 10}, 3),  # 9 other groups share 32 global ports: 3 each, 5 unused
+        ({"g": 1}, 1),
+        ({"g": 9, "links_per_pair": 1}, 1),  # explicit: SST's sparse wiring
+        ({"links_per_pair": 2}, 2),
+    ],
+)
+def test_links_per_pair_derived_from_groups(topology: dict, links: int) -> None:
+    assert validate(Experiment, {"topology": topology}).topology.links_per_pair == links
+
+
+def test_derived_links_follow_later_overrides() -> None:
+    # The preset gives neither g nor links_per_pair: setting g alone derives the links anew.
+    small = with_overrides(preset("qadaptive-1056"), {"topology.g": 9})
+    assert (small.topology.g, small.topology.links_per_pair) == (9, 4)
+    assert json.loads(small.to_engine_json())["topology"]["links_per_pair"] == 4
+    back = with_overrides(small, {"topology.g": 33})
+    assert back.topology.links_per_pair == 1
+
+
+def test_links_per_pair_must_divide_ports_without_groups() -> None:
+    with pytest.raises(UserError, match=r"topology\.links_per_pair: 3 .*a divisor of a\*h = 32"):
+        validate(Experiment, {"topology": {"links_per_pair": 3}})
+
+
+@pytest.mark.parametrize(
     ("given", "canonical"), [("min", "MIN"), ("valn", "VALn"), ("VALG", "VALg")]
 )
 def test_routing_names_are_case_insensitive(given: str, canonical: str) -> None:

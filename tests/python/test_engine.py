@@ -153,9 +153,14 @@ def test_python_and_engine_know_the_same_keys_and_defaults() -> None:
     # A key on one side only means docs/config.md, dflab.config and the engine have drifted.
     assert sorted(set(engine_defaults) - set(python_defaults)) == []
     assert sorted(set(python_defaults) - set(engine_defaults)) == []
-    # The engine leaves g unset (computed later); Python fills it in.
+    # The engine leaves g and links_per_pair unset (derived when it builds the topology);
+    # Python fills them in, with the values the engine derives (see `dflab info`).
     assert engine_defaults.pop("topology.g") is None
-    python_defaults.pop("topology.g")
+    assert engine_defaults.pop("topology.links_per_pair") is None
+    assert (python_defaults.pop("topology.g"), python_defaults.pop("topology.links_per_pair")) == (
+        33,
+        1,
+    )
     assert engine_defaults == python_defaults
 
 
@@ -190,3 +195,18 @@ def test_python_knows_every_routing_the_engine_implements() -> None:
 
     # The Python list serves validation without a compiled engine; it must not drift.
     assert tuple(_core.routing_names()) == ROUTING_ALGORITHMS
+
+
+@pytest.mark.parametrize(
+    "topology",
+    [{}, {"g": 9}, {"g": 10}, {"g": 2}, {"a": 4, "h": 2, "g": 4}, {"g": 9, "links_per_pair": 1}],
+)
+def test_python_derives_the_links_the_engine_builds(topology: dict) -> None:
+    # The engine gets the JSON with the links Python derived, and without them (derives its own).
+    experiment = validate(Experiment, {"topology": topology})
+    given = json.loads(experiment.to_engine_json())
+    bare = {**given, "topology": {k: v for k, v in given["topology"].items() if k in topology}}
+    want = (experiment.topology.g, experiment.topology.links_per_pair)
+    for config in (given, bare):
+        facts = engine.topology_info(json.dumps(config))
+        assert (facts["groups"], facts["links_per_pair"]) == want, config

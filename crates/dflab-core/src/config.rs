@@ -52,13 +52,17 @@ pub struct TopologyConfig {
     pub h: usize,
     /// Number of groups; `None` means the canonical `a*h/links_per_pair + 1`.
     pub g: Option<usize>,
-    pub links_per_pair: usize,
+    /// Parallel global links between each pair of groups (`l`). `None` derives it from `g` as
+    /// the papers' `dfly(p, a, h, g)` notation does: the most links that fit,
+    /// `⌊a·h / (g − 1)⌋` (so `dfly(4,8,4,9)` has 4), and 1 when `g` is not given either.
+    /// Give it explicitly for a sparser network (SST's default is 1 whatever `g`).
+    pub links_per_pair: Option<usize>,
     pub arrangement: Arrangement,
 }
 
 impl Default for TopologyConfig {
     fn default() -> Self {
-        TopologyConfig { p: 4, a: 8, h: 4, g: None, links_per_pair: 1, arrangement: Arrangement::Absolute }
+        TopologyConfig { p: 4, a: 8, h: 4, g: None, links_per_pair: None, arrangement: Arrangement::Absolute }
     }
 }
 

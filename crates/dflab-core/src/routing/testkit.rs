@@ -25,9 +25,15 @@ pub struct Step {
 
 impl Net {
     pub fn new(p: usize, a: usize, h: usize, l: usize) -> Net {
-        let topo =
-            Topology::new(&TopologyConfig { p, a, h, g: None, links_per_pair: l, arrangement: Arrangement::Absolute })
-                .unwrap();
+        let topo = Topology::new(&TopologyConfig {
+            p,
+            a,
+            h,
+            g: None,
+            links_per_pair: Some(l),
+            arrangement: Arrangement::Absolute,
+        })
+        .unwrap();
         let vcs = 8;
         let n = topo.routers() * topo.radix * vcs;
         Net { topo, vcs, in_cap: 20, credits: CreditLedger::new(n, 20) }

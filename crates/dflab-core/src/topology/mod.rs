@@ -64,29 +64,32 @@ pub struct Topology {
 
 impl Topology {
     pub fn new(cfg: &TopologyConfig) -> Result<Topology> {
-        let (p, a, h, l) = (cfg.p, cfg.a, cfg.h, cfg.links_per_pair);
+        let (p, a, h) = (cfg.p, cfg.a, cfg.h);
         if p == 0 {
             return Err(Error::config("topology.p", "0 is out of range; allowed: an integer >= 1"));
         }
         if a == 0 {
             return Err(Error::config("topology.a", "0 is out of range; allowed: an integer >= 1"));
         }
-        if l == 0 {
+        if cfg.links_per_pair == Some(0) {
             return Err(Error::config("topology.links_per_pair", "0 is out of range; allowed: an integer >= 1"));
         }
         if a > 4096 || h > 4096 || p > 4096 {
             return Err(Error::config("topology", "p, a and h must each be at most 4096"));
         }
-        let g = match cfg.g {
-            Some(g) => g,
-            None => {
+        let (g, l) = match (cfg.g, cfg.links_per_pair) {
+            (Some(g), Some(l)) => (g, l),
+            // dfly(p, a, h, g) as the papers write it: as many parallel links as fit.
+            (Some(g), None) => (g, if g > 1 { (a * h / (g - 1)).max(1) } else { 1 }),
+            (None, l) => {
+                let l = l.unwrap_or(1);
                 if (a * h) % l != 0 {
                     return Err(Error::config(
                         "topology.links_per_pair",
                         format!("a*h = {} is not divisible by links_per_pair = {l}; set topology.g explicitly", a * h),
                     ));
                 }
-                a * h / l + 1
+                (a * h / l + 1, l)
             }
         };
         if g == 0 {

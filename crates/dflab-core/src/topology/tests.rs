@@ -3,7 +3,7 @@ use crate::config::{Arrangement, TopologyConfig};
 use proptest::prelude::*;
 
 fn topo(p: usize, a: usize, h: usize, g: Option<usize>, l: usize, arr: Arrangement) -> Result<Topology> {
-    Topology::new(&TopologyConfig { p, a, h, g, links_per_pair: l, arrangement: arr })
+    Topology::new(&TopologyConfig { p, a, h, g, links_per_pair: Some(l), arrangement: arr })
 }
 
 #[test]
@@ -38,6 +38,32 @@ fn practical_dfly_with_four_links_per_pair() {
             }
         }
     }
+}
+
+/// `dfly(p, a, h, g)` without `links_per_pair` has as many parallel links per group pair as fit,
+/// as the papers write it (ICS'24 Table 1: dfly(4,8,4,9) has 4); an explicit value still wins.
+#[test]
+fn links_per_pair_derived_from_g() {
+    let derived = |g: Option<usize>, arr| {
+        Topology::new(&TopologyConfig { p: 4, a: 8, h: 4, g, links_per_pair: None, arrangement: arr }).unwrap()
+    };
+    let unused = |t: &Topology| t.a * t.h * t.g - 2 * t.link_counts().1;
+    for arr in [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree] {
+        let t = derived(Some(9), arr);
+        assert_eq!((t.g, t.l, unused(&t)), (9, 4, 0), "{arr:?}");
+        assert!((0..9).all(|x| (0..9).all(|y| x == y || t.gateways(x, y).len() == 4)), "{arr:?}");
+        // 32 global ports per group, 9 other groups: 3 links each, 5 ports of a group unused.
+        let t = derived(Some(10), arr);
+        assert_eq!((t.g, t.l, unused(&t)), (10, 3, 10 * 5), "{arr:?}");
+        assert!((0..10).all(|x| (0..10).all(|y| x == y || t.gateways(x, y).len() == 3)), "{arr:?}");
+    }
+    let t = derived(None, Arrangement::Absolute);
+    assert_eq!((t.g, t.l), (33, 1));
+    let t = derived(Some(1), Arrangement::Absolute);
+    assert_eq!((t.g, t.l), (1, 1));
+    // Explicit l = 1 keeps SST's sparse wiring: 24 of each group's 32 global ports unused.
+    let t = topo(4, 8, 4, Some(9), 1, Arrangement::Absolute).unwrap();
+    assert_eq!((t.l, unused(&t)), (1, 9 * 24));
 }
 
 #[test]

@@ -322,7 +322,7 @@ mod tests {
             a: 4,
             h: 2,
             g: None,
-            links_per_pair: 1,
+            links_per_pair: Some(1),
             arrangement: Arrangement::Absolute,
         })
         .unwrap()

@@ -29,7 +29,7 @@ pub fn small(p: usize, a: usize, h: usize, l: usize, arr: Arrangement, warmup_us
     e.topology.p = p;
     e.topology.a = a;
     e.topology.h = h;
-    e.topology.links_per_pair = l;
+    e.topology.links_per_pair = Some(l);
     e.topology.arrangement = arr;
     e.run.warmup_us = warmup_us;
     e.run.measure_us = measure_us;

@@ -115,7 +115,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn topo(p: usize, a: usize, h: usize, l: usize, arrangement: Arrangement) -> Topology {
-        Topology::new(&TopologyConfig { p, a, h, g: None, links_per_pair: l, arrangement }).unwrap()
+        Topology::new(&TopologyConfig { p, a, h, g: None, links_per_pair: Some(l), arrangement }).unwrap()
     }
 
     /// Groups reached by the global ports of router `index` of group `grp`.

@@ -124,7 +124,7 @@ mod tests {
             a: 8,
             h: 4,
             g: None,
-            links_per_pair: 1,
+            links_per_pair: Some(1),
             arrangement: Arrangement::Absolute,
         })
         .unwrap()
