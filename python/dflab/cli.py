@@ -258,15 +258,16 @@ def bench(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON list.")] = False,
 ) -> None:
     """Fixed performance scenarios, each in a fresh process (peak RSS per scenario)."""
-    from dflab.bench import FIELDS, LABELS, run_bench
+    from dflab.bench import LABELS, TABLE_FIELDS, run_bench
     from dflab.report import rows_table, to_json
 
     rows = run_bench(scenario or None, quick=quick)
     if json_out:
         print(to_json(rows))
     else:
-        title = "dflab bench" + (" (quick)" if quick else "")
-        _out().print(rows_table(rows, FIELDS, title, LABELS))
+        builds = sorted({str(row["engine_build"]) for row in rows})
+        title = f"dflab bench{' (quick)' if quick else ''}, engine {', '.join(builds)}"
+        _out().print(rows_table(rows, TABLE_FIELDS, title, LABELS))
 
 
 @app.command()

@@ -128,11 +128,18 @@ def rows_table(
     title: str,
     labels: Mapping[str, str] | None = None,
 ) -> Table:
-    """One row per mapping; `labels` gives short headers for some columns (default: the key)."""
+    """One row per mapping; `labels` gives short headers for some columns (default: the key).
+
+    The first column names the row, so it is never cut short: it is as wide as its longest
+    value, and the other columns wrap their headers instead."""
     labels = labels or {}
     table = Table(title=title, header_style="bold")
+    key_width = max((len(fmt(row.get(columns[0]))) for row in rows), default=0)
     for index, column in enumerate(columns):
-        table.add_column(labels.get(column, column), justify="left" if index == 0 else "right")
+        if index == 0:
+            table.add_column(labels.get(column, column), no_wrap=True, min_width=key_width)
+        else:
+            table.add_column(labels.get(column, column), justify="right")
     for row in rows:
         table.add_row(*(fmt(row.get(column)) for column in columns))
     return table

@@ -129,6 +129,17 @@ def test_bench_quick_one_scenario() -> None:
     assert row["engine_build"] in ("release", "release+pgo")
 
 
+def test_bench_table_names_every_scenario_in_full() -> None:
+    # The scenarios share a long prefix: a name cut short would make the rows indistinguishable.
+    names = ("qadaptive-1056-ur0.5-MIN", "qadaptive-1056-ur0.5-VALn")
+    args = [arg for name in names for arg in ("--scenario", name)]
+    proc = run_cli("bench", "--quick", *args)
+    assert proc.returncode == 0, proc.stderr
+    for name in names:
+        assert name in proc.stdout, proc.stdout
+    assert "engine release" in proc.stdout
+
+
 def _flat(data: dict, prefix: str = "") -> dict[str, object]:
     flat: dict[str, object] = {}
     for key, value in data.items():
