@@ -8,7 +8,12 @@ Wall time on a virtual machine includes the time the hypervisor gives the CPU to
 (*steal*), which on the shared hosts this project is developed on moves wall figures by ±30 %
 from run to run. So each row also has the process CPU time of the run (`cpu_s`, which a Linux
 guest does not charge with steal) and the host's steal share while it ran (`host_steal_pct`,
-from `/proc/stat`; None where that file does not exist). `engine_build` says whether the engine
+from `/proc/stat`; None where that file does not exist). Wall and CPU time per traversal also
+move with the clock the core runs at, which on these hosts has ranged from under 1 to about 4
+GHz: `host_ghz_before` and `host_ghz_after` measure it just before and after the run (a chain of
+dependent additions, see `dflab_core::hostclock`), and `cycles_per_router_traversal` is the CPU
+time per traversal at their mean, the figure to compare across hosts (when the two readings
+differ much, the clock moved during the run). `engine_build` says whether the engine
 was compiled with profile-guided optimisation (`release+pgo`, see scripts/pgo.sh) or not
 (`release`). `cpu_s` covers the engine call as a
 whole: the network set-up and the conversion of the results (a few ms) besides the run itself.
@@ -69,6 +74,9 @@ FIELDS = (
     "cpu_s",
     "cpu_ns_per_router_traversal",
     "host_steal_pct",
+    "host_ghz_before",
+    "host_ghz_after",
+    "cycles_per_router_traversal",
     "router_traversals",
     "events",
     "peak_rss_mb",
@@ -82,9 +90,11 @@ TABLE_FIELDS = (
     "sim_us_per_wall_s",
     "ns_per_router_traversal",
     "cpu_ns_per_router_traversal",
+    "host_ghz_before",
+    "host_ghz_after",
+    "cycles_per_router_traversal",
     "host_steal_pct",
     "router_traversals",
-    "events",
     "peak_rss_mb",
 )
 
@@ -97,6 +107,9 @@ LABELS = {
     "cpu_s": "CPU s",
     "cpu_ns_per_router_traversal": "CPU ns / trav.",
     "host_steal_pct": "steal %",
+    "host_ghz_before": "GHz before",
+    "host_ghz_after": "GHz after",
+    "cycles_per_router_traversal": "cycles / trav.",
     "router_traversals": "traversals",
     "peak_rss_mb": "peak MB",
     "engine_build": "build",
@@ -132,6 +145,10 @@ def _steal_pct(before: tuple[int, int] | None, after: tuple[int, int] | None) ->
     return round(100.0 * (after[0] - before[0]) / (after[1] - before[1]), 1)
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
 def run_one(name: str, quick: bool = False) -> dict[str, Any]:
     """Run a scenario in this process; call only in a fresh process (RSS is process-wide)."""
     from dflab import engine
@@ -140,11 +157,17 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
 
     experiment = validate(Experiment, scenario_config(name, quick))
     config_json = experiment.to_engine_json()
+    ghz_before = engine.host_clock_ghz()
     ticks_before, cpu_before = _cpu_ticks(), time.process_time()
     summary = engine.simulate(config_json)["summary"]
     cpu_s = time.process_time() - cpu_before
     steal = _steal_pct(ticks_before, _cpu_ticks())
+    ghz_after = engine.host_clock_ghz()
     traversals = summary["router_traversals"]
+    cpu_ns = cpu_s * 1e9 / traversals if traversals else 0.0
+    cycles = None
+    if ghz_before is not None and ghz_after is not None:
+        cycles = cpu_ns * (ghz_before + ghz_after) / 2
     # Linux reports ru_maxrss in KiB.
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
@@ -154,8 +177,11 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
         "sim_us_per_wall_s": summary["sim_us_per_wall_s"],
         "ns_per_router_traversal": summary["ns_per_router_traversal"],
         "cpu_s": cpu_s,
-        "cpu_ns_per_router_traversal": cpu_s * 1e9 / traversals if traversals else 0.0,
+        "cpu_ns_per_router_traversal": cpu_ns,
         "host_steal_pct": steal,
+        "host_ghz_before": _rounded(ghz_before),
+        "host_ghz_after": _rounded(ghz_after),
+        "cycles_per_router_traversal": None if cycles is None else round(cycles),
         "router_traversals": traversals,
         "events": summary["events"],
         "peak_rss_mb": round(peak_rss_mb, 1),

@@ -64,6 +64,12 @@ def build() -> str:
     return core.build() if hasattr(core, "build") else "release"
 
 
+def host_clock_ghz() -> float | None:
+    """The host's core clock in GHz, measured now (about 0.1 s); None where it cannot be."""
+    core = _core()
+    return core.host_clock_ghz() if hasattr(core, "host_clock_ghz") else None
+
+
 def is_deadlock(exc: BaseException) -> bool:
     """Whether `exc` is the engine's DeadlockError (the watchdog fired)."""
     try:

@@ -125,6 +125,12 @@ def test_bench_quick_one_scenario() -> None:
     assert row["cpu_ns_per_router_traversal"] == pytest.approx(per_traversal)
     steal = row["host_steal_pct"]
     assert steal is None or 0.0 <= steal <= 100.0
+    clocks = (row["host_ghz_before"], row["host_ghz_after"])
+    if None not in clocks:
+        assert all(0.2 < ghz < 8.0 for ghz in clocks), clocks
+        mean = sum(clocks) / 2
+        cycles = row["cpu_ns_per_router_traversal"] * mean
+        assert row["cycles_per_router_traversal"] == pytest.approx(cycles, abs=0.5)
     # scripts/setup.sh builds with PGO where llvm-profdata exists (DFLAB_PGO=0 opts out).
     assert row["engine_build"] in ("release", "release+pgo")
 

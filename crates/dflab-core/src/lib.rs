@@ -3,12 +3,14 @@
 //! Layers (design.md §1): [`topology`] (geometry, wiring) → [`network`] (packets, buffers) →
 //! [`routing`] (one algorithm per file behind a trait) → [`traffic`] (patterns, injection) →
 //! [`engine`] (event loop, router model, checks) → [`stats`]. [`config`] is the experiment
-//! description; [`info`] summarises a topology for users.
+//! description; [`info`] summarises a topology for users; [`hostclock`] measures the core
+//! clock for the benchmark.
 
 pub mod config;
 pub mod engine;
 pub mod error;
 pub(crate) mod fastdiv;
+pub mod hostclock;
 pub mod info;
 pub mod network;
 pub(crate) mod prefetch;

@@ -72,6 +72,15 @@ fn build() -> &'static str {
     }
 }
 
+/// The host's core clock in GHz, measured by a chain of dependent additions (the fastest of
+/// `rounds`; see `dflab_core::hostclock`), or None where the probe does not exist. Read by
+/// `dflab bench` before and after each scenario.
+#[pyfunction]
+#[pyo3(signature = (rounds = 5))]
+fn host_clock_ghz(py: Python<'_>, rounds: u32) -> Option<f64> {
+    py.detach(|| dflab_core::hostclock::clock_ghz(rounds))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
@@ -80,6 +89,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(routing_names, m)?)?;
+    m.add_function(wrap_pyfunction!(host_clock_ghz, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("DeadlockError", m.py().get_type::<DeadlockError>())?;
     m.add("InvariantError", m.py().get_type::<InvariantError>())?;
