@@ -8,6 +8,4 @@ bash scripts/setup.sh
 status=0
 .venv/bin/dflab sweep examples/demo.toml --jobs 2 --out results/demo || status=$?
 .venv/bin/dflab plot results/demo --out results/demo/latency_throughput.png
-echo "table: results/demo/summary.csv"
-echo "plot:  results/demo/latency_throughput.png"
 exit "$status"
