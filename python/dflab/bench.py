@@ -17,6 +17,13 @@ differ much, the clock moved during the run). `engine_build` says whether the en
 was compiled with profile-guided optimisation (`release+pgo`, see scripts/pgo.sh) or not
 (`release`). `cpu_s` covers the engine call as a
 whole: the network set-up and the conversion of the results (a few ms) besides the run itself.
+
+Back-to-back runs of one scenario on such a host differ by up to ±20 % even at the same clock
+and with no steal (the last-level cache is shared with other guests, and the engine's working
+set does not fit the per-core L2). `repeat=N` (`dflab bench --repeat N`) runs each scenario N
+times, each in its own child, and reports the run with the median wall time per traversal,
+with the fastest and slowest of the N in `ns_per_router_traversal_min` / `_max` and N in
+`repeats` (with one run, both equal the run's own figure).
 """
 
 from __future__ import annotations
@@ -81,6 +88,9 @@ FIELDS = (
     "events",
     "peak_rss_mb",
     "engine_build",
+    "repeats",
+    "ns_per_router_traversal_min",
+    "ns_per_router_traversal_max",
 )
 
 # Columns of the human-readable table (the JSON has every field of FIELDS): the build is the
@@ -98,6 +108,9 @@ TABLE_FIELDS = (
     "peak_rss_mb",
 )
 
+# Extra columns of the table when scenarios were repeated: the spread around the median run.
+REPEAT_TABLE_FIELDS = ("repeats", "ns_per_router_traversal_min", "ns_per_router_traversal_max")
+
 # Headers of the human-readable table (the JSON keeps the field names above).
 LABELS = {
     "wall_s": "wall s",
@@ -113,6 +126,9 @@ LABELS = {
     "router_traversals": "traversals",
     "peak_rss_mb": "peak MB",
     "engine_build": "build",
+    "repeats": "runs",
+    "ns_per_router_traversal_min": "min ns / trav.",
+    "ns_per_router_traversal_max": "max ns / trav.",
 }
 
 
@@ -189,20 +205,41 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
     }
 
 
-def run_bench(names: Iterable[str] | None = None, quick: bool = False) -> list[dict[str, Any]]:
-    """Each scenario in its own `python -m dflab.bench --one NAME` child; rows in order."""
-    rows = []
-    for name in names or SCENARIOS:
+def _run_child(name: str, quick: bool) -> dict[str, Any]:
+    """One `python -m dflab.bench --one NAME` child: a fresh process, so RSS is its own."""
+    command = [sys.executable, "-m", "dflab.bench", "--one", name]
+    if quick:
+        command.append("--quick")
+    child = subprocess.run(command, capture_output=True, text=True, check=False)
+    if child.returncode != 0:
+        detail = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UserError(f"bench scenario {name} failed: {detail}")
+    return json.loads(child.stdout)
+
+
+def median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median wall ns per traversal (the lower middle one of an even count),
+    with the number of runs and the fastest and slowest figure beside it."""
+    if not runs:
+        raise ValueError("median_row needs at least one run")
+    ordered = sorted(runs, key=lambda row: row["ns_per_router_traversal"])
+    row = dict(ordered[(len(ordered) - 1) // 2])
+    row["repeats"] = len(runs)
+    row["ns_per_router_traversal_min"] = ordered[0]["ns_per_router_traversal"]
+    row["ns_per_router_traversal_max"] = ordered[-1]["ns_per_router_traversal"]
+    return row
+
+
+def run_bench(
+    names: Iterable[str] | None = None, quick: bool = False, repeat: int = 1
+) -> list[dict[str, Any]]:
+    """Each scenario `repeat` times, each run in its own child; one row per scenario, in order."""
+    if repeat < 1:
+        raise UserError(f"repeat is {repeat}; allowed: a whole number of runs, at least 1")
+    names = list(names or SCENARIOS)
+    for name in names:
         scenario_config(name)  # unknown names fail before any child starts
-        command = [sys.executable, "-m", "dflab.bench", "--one", name]
-        if quick:
-            command.append("--quick")
-        child = subprocess.run(command, capture_output=True, text=True, check=False)
-        if child.returncode != 0:
-            detail = (child.stderr.strip().splitlines() or ["no output"])[-1]
-            raise UserError(f"bench scenario {name} failed: {detail}")
-        rows.append(json.loads(child.stdout))
-    return rows
+    return [median_row([_run_child(name, quick) for _ in range(repeat)]) for name in names]
 
 
 def _child_main(argv: list[str] | None = None) -> int:

@@ -256,18 +256,28 @@ def bench(
     ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Much shorter windows.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON list.")] = False,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Runs per scenario; the row is the median run, with the fastest and slowest.",
+        ),
+    ] = 1,
 ) -> None:
     """Fixed performance scenarios, each in a fresh process (peak RSS per scenario)."""
-    from dflab.bench import LABELS, TABLE_FIELDS, run_bench
+    from dflab.bench import LABELS, REPEAT_TABLE_FIELDS, TABLE_FIELDS, run_bench
     from dflab.report import rows_table, to_json
 
-    rows = run_bench(scenario or None, quick=quick)
+    rows = run_bench(scenario or None, quick=quick, repeat=repeat)
     if json_out:
         print(to_json(rows))
     else:
         builds = sorted({str(row["engine_build"]) for row in rows})
         title = f"dflab bench{' (quick)' if quick else ''}, engine {', '.join(builds)}"
-        _out().print(rows_table(rows, TABLE_FIELDS, title, LABELS))
+        fields = TABLE_FIELDS + (REPEAT_TABLE_FIELDS if repeat > 1 else ())
+        if repeat > 1:
+            title += f", median of {repeat} runs"
+        _out().print(rows_table(rows, fields, title, LABELS))
 
 
 @app.command()

@@ -11,7 +11,7 @@ import pytest
 
 from dflab import engine
 from dflab.api import SERIES_COLUMNS, Result, Summary, simulate
-from dflab.bench import FIELDS
+from dflab.bench import FIELDS, median_row
 from dflab.config import Experiment
 from dflab.loading import validate
 from helpers import TINY_TOML, requires_engine, run_cli
@@ -137,6 +137,28 @@ def test_bench_quick_one_scenario() -> None:
         assert row["cycles_per_router_traversal"] == pytest.approx(cpu_ns * mean, abs=slack)
     # scripts/setup.sh builds with PGO where llvm-profdata exists (DFLAB_PGO=0 opts out).
     assert row["engine_build"] in ("release", "release+pgo")
+
+
+def test_bench_repeat_reports_the_median_run_and_the_spread() -> None:
+    name = "qadaptive-1056-ur0.5-MIN"
+    proc = run_cli("bench", "--quick", "--scenario", name, "--repeat", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)
+    assert tuple(row) == FIELDS
+    assert row["repeats"] == 3
+    low, mid, high = (row[f"ns_per_router_traversal{k}"] for k in ("_min", "", "_max"))
+    assert 0 < low <= mid <= high
+
+
+def test_median_row_picks_the_middle_run() -> None:
+    runs = [{"ns_per_router_traversal": ns, "tag": tag} for ns, tag in ((300, "a"), (100, "b"))]
+    runs.append({"ns_per_router_traversal": 200, "tag": "c"})
+    row = median_row(runs)
+    assert (row["tag"], row["repeats"]) == ("c", 3)
+    assert (row["ns_per_router_traversal_min"], row["ns_per_router_traversal_max"]) == (100, 300)
+    # An even count takes the lower middle run (never a mean: the row is one real run).
+    assert median_row(runs[:2])["tag"] == "b"
+    assert median_row(runs[:1])["repeats"] == 1
 
 
 def test_bench_table_names_every_scenario_in_full() -> None:
