@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::fastdiv::FastDiv;
 use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
 use crate::prefetch::prefetch;
+use crate::routing::minimal::Minimal;
 use crate::routing::{Algorithm, AnyRouting, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
 use crate::topology::{LinkClass, Topology, NONE};
@@ -67,6 +68,8 @@ pub struct Simulation {
     pub(super) max_hops: u32,
     /// VCs the routing declares; every VC it picks must be below (checked on every hop).
     alg_vcs: usize,
+    /// The highest VC, `vcs - 1`: a routing's VC above it is folded onto it.
+    top_vc: u8,
     wants_feedback: bool,
     /// Feedback messages on their way upstream, by slab index (event `b`).
     feedbacks: Vec<Feedback>,
@@ -351,6 +354,7 @@ impl Simulation {
             vcs,
             max_hops,
             alg_vcs,
+            top_vc: (vcs - 1) as u8,
             wants_feedback,
             feedbacks: Vec::new(),
             free_feedbacks: Vec::new(),
@@ -911,25 +915,41 @@ impl Simulation {
 
     /// Ask the routing for the output of packet `id` at the head of input (port, vc), check the
     /// choice and record it in the packet.
-    #[inline]
+    #[inline(always)]
     fn route(&mut self, router: u32, in_port: u16, id: PacketId) -> Result<()> {
-        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
+        let table_hop = match self.routing {
+            // MIN reads no congestion: most hops come from the first-port table, without a view.
+            AnyRouting::Minimal(_) => Minimal::table_hop(&self.topo, router, self.pkts.get(id)),
+            _ => None,
+        };
+        let Hop { port, vc: out_vc } = match table_hop {
+            Some(hop) => hop,
+            None => self.route_with_view(router, in_port, id),
+        };
         let pkt = self.pkts.get_mut(id);
-        let Hop { port, vc: out_vc } = self.routing.route(&view, pkt, &mut self.router_rng[router as usize]);
-        // A forced `routing.vcs` below the algorithm's need folds the upper VCs together.
         pkt.out_port = port;
-        pkt.out_vc = out_vc.min(self.vcs as u8 - 1);
+        // A forced `routing.vcs` below the algorithm's need folds the upper VCs together.
+        pkt.out_vc = out_vc.min(self.top_vc);
+        // The hop bound: a VC the routing declares; ejection only at the destination node's port;
+        // otherwise a router-to-router port, within the declared number of hops.
         let ok = (out_vc as usize) < self.alg_vcs
-            && (port as usize) < self.radix
             && if self.topo.is_host_port(port) {
                 router as usize * self.topo.p + port as usize == pkt.dst as usize
             } else {
-                (pkt.hops as u32) < self.max_hops
+                (port as usize) < self.radix && (pkt.hops as u32) < self.max_hops
             };
         if !ok {
             return Err(self.bad_route(router, id, port, out_vc));
         }
         Ok(())
+    }
+
+    /// The routing's choice for packet `id`, through a [`RouterView`] of the router (kept out of
+    /// line: the MIN table hop of [`Simulation::route`] then saves fewer registers).
+    #[inline(never)]
+    fn route_with_view(&mut self, router: u32, in_port: u16, id: PacketId) -> Hop {
+        let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
+        self.routing.route(&view, self.pkts.get_mut(id), &mut self.router_rng[router as usize])
     }
 
     /// The error for a route that [`Simulation::route`] refused (kept out of the hot path: the

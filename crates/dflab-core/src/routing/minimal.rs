@@ -14,6 +14,21 @@ impl Minimal {
     pub fn new(_topo: &Topology) -> Minimal {
         Minimal
     }
+
+    /// The hop of [`Routing::route`] from the packet and the topology's first-port table alone,
+    /// without a [`RouterView`] (MIN reads no congestion); None when the route needs the view:
+    /// parallel links to the destination group (the less occupied of two drawn gateways), or a
+    /// network too large for the table. The engine asks this first.
+    #[inline(always)]
+    pub fn table_hop(topo: &Topology, router: u32, pkt: &Packet) -> Option<Hop> {
+        if pkt.dst_router == router {
+            // `dst_router` is `dst / p`, so this is `host_port_of_node(dst)` without a division.
+            debug_assert_eq!(topo.router_of_node(pkt.dst), router);
+            return Some(Hop { port: (pkt.dst - router * topo.p as u32) as u16, vc: 0 });
+        }
+        let (port, in_group) = topo.minimal_first_port(router, pkt.dst_router)?;
+        Some(Hop { port, vc: in_group as u8 })
+    }
 }
 
 impl Routing for Minimal {
@@ -27,6 +42,9 @@ impl Routing for Minimal {
 
     #[inline]
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        if let Some(hop) = Minimal::table_hop(view.topo, view.router, pkt) {
+            return hop;
+        }
         let dst_group = view.topo.group_of(pkt.dst_router);
         if view.group == dst_group {
             in_destination_group(view, pkt, 1)
@@ -54,6 +72,36 @@ mod tests {
             for h in &path {
                 let want = if net.topo.group_of(h.router) == dg { 1 } else { 0 };
                 assert_eq!(h.vc, want);
+            }
+        }
+    }
+
+    /// The table hop agrees with the hop computed from the view (division, gateway lists) for
+    /// every (router, destination node) pair, wherever it answers; and it answers for every pair
+    /// of the canonical one-link shape.
+    #[test]
+    fn table_hop_agrees_with_the_view() {
+        use rand::SeedableRng;
+        for (net, always) in [(Net::new(4, 8, 4, 1), true), (Net::new(2, 4, 2, 1), true), (Net::new(4, 8, 4, 4), false)]
+        {
+            let topo = &net.topo;
+            for router in 0..topo.routers() as u32 {
+                let view = net.view(router, topo.p as u16);
+                for dst in 0..topo.nodes() as u32 {
+                    let pkt = net.packet(0, dst);
+                    let Some(hop) = Minimal::table_hop(topo, router, &pkt) else {
+                        assert!(!always, "router {router} to node {dst}");
+                        continue;
+                    };
+                    let dst_group = topo.group_of(pkt.dst_router);
+                    let mut rng = Rng::seed_from_u64(1);
+                    let want = if view.group == dst_group {
+                        in_destination_group(&view, &pkt, 1)
+                    } else {
+                        Hop { port: port_to_group(&view, dst_group, &mut rng), vc: 0 }
+                    };
+                    assert_eq!(hop, want, "router {router} to node {dst}");
+                }
             }
         }
     }

@@ -23,8 +23,10 @@ pub const NONE: u32 = u32::MAX;
 /// The first-port table holds at most this many (router, group) entries (32 MiB); larger
 /// networks route through [`Topology::gateways`] only.
 const FIRST_PORT_MAX_ENTRIES: usize = 1 << 24;
-/// First-port table entry of a pair without exactly one link (own group, parallel links).
+/// First-port table entry of a pair without exactly one link (parallel links).
 const NO_FIRST_PORT: u16 = u16::MAX;
+/// First-port table entry of a router's own group (the port follows from the router ids).
+const OWN_GROUP: u16 = u16::MAX - 1;
 
 /// The class of a link, which fixes its latency and bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +56,10 @@ pub struct Topology {
     gateway_start: Vec<u32>,
     gateway_links: Vec<(u16, u16)>,
     /// Per (router, group): the first port of the minimal path to the group when the router's
-    /// group has exactly one link to it, else `NO_FIRST_PORT`. Spares the hot path the slice of
-    /// `gateway_links` and the own-link test. Empty beyond `FIRST_PORT_MAX_ENTRIES`.
+    /// group has exactly one link to it, `OWN_GROUP` for the router's own group, else
+    /// `NO_FIRST_PORT`. Spares the hot path the slice of `gateway_links` and the own-link test,
+    /// and [`Topology::minimal_first_port`] the router's own group number. Empty beyond
+    /// `FIRST_PORT_MAX_ENTRIES`.
     first_port: Vec<u16>,
     /// Divisions by `a` and `p` as multiplications (see `fastdiv`).
     div_a: FastDiv,
@@ -171,7 +175,11 @@ impl Topology {
         let mut table = vec![NO_FIRST_PORT; a * g * g];
         for grp in 0..g as u32 {
             for to in 0..g as u32 {
-                if let [(r, k)] = *self.gateways(grp, to) {
+                if to == grp {
+                    for index in 0..a {
+                        table[(grp as usize * a + index) * g + to as usize] = OWN_GROUP;
+                    }
+                } else if let [(r, k)] = *self.gateways(grp, to) {
                     for index in 0..a as u32 {
                         let port = if r as u32 == index {
                             self.first_global_port() + k
@@ -301,7 +309,27 @@ impl Topology {
     #[inline]
     pub fn single_link_first_port(&self, router: u32, to: u32) -> Option<u16> {
         match self.first_port.get(router as usize * self.g + to as usize) {
-            Some(&port) if port != NO_FIRST_PORT => Some(port),
+            Some(&port) if port < OWN_GROUP => Some(port),
+            _ => None,
+        }
+    }
+
+    /// The first port of a minimal path from `router` to router `to` (≠ `router`), and whether
+    /// `to` is in `router`'s group; None when the groups are joined by parallel links or the
+    /// network is too large for the first-port table. One division (`to`'s group) and one table
+    /// lookup: the table marks the router's own group, whose local port follows from `to`'s
+    /// index (`local_port` of the two indices, written without `router`'s index).
+    #[inline(always)]
+    pub fn minimal_first_port(&self, router: u32, to: u32) -> Option<(u16, bool)> {
+        debug_assert_ne!(router, to);
+        let grp = self.group_of(to);
+        match self.first_port.get(router as usize * self.g + grp as usize) {
+            Some(&OWN_GROUP) => {
+                // Local port p + t of router index r leads to index t (t < r) or t + 1 (t ≥ r).
+                let t = to - grp * self.a as u32;
+                Some((self.p as u16 + t as u16 - (to > router) as u16, true))
+            }
+            Some(&port) if port != NO_FIRST_PORT => Some((port, false)),
             _ => None,
         }
     }

@@ -175,6 +175,17 @@ fn check_first_ports(t: &Topology) {
             };
             assert_eq!(t.single_link_first_port(x, to), want, "router {x} to group {to}");
         }
+        // The router-to-router form: the local port computed from the indices in the own group,
+        // the single-link first port elsewhere.
+        for y in (0..t.routers() as u32).filter(|&y| y != x) {
+            let to = t.group_of(y);
+            let want = if to == grp {
+                Some((t.local_port(index, t.index_in_group(y)), true))
+            } else {
+                t.single_link_first_port(x, to).map(|port| (port, false))
+            };
+            assert_eq!(t.minimal_first_port(x, y), want, "router {x} to router {y}");
+        }
     }
 }
 
