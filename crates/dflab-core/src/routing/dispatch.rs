@@ -12,6 +12,7 @@ use super::{
     ugal_l::UgalL, valiant::Valiant, Feedback, Hop, Rng, RouterView, Routing,
 };
 use crate::network::Packet;
+use crate::topology::Topology;
 use crate::units::Time;
 
 ///
@@ -62,6 +63,11 @@ impl Routing for AnyRouting {
         each!(self, r => r.route(view, pkt, rng))
     }
 
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        each!(self, r => r.route_without_view(topo, router, in_port, pkt))
+    }
+
     fn wants_feedback(&self) -> bool {
         each!(self, r => r.wants_feedback())
     }
@@ -99,7 +105,42 @@ impl From<Box<dyn Routing>> for AnyRouting {
 mod tests {
     use super::*;
     use crate::routing::testkit::{walk, Net};
-    use crate::routing::Algorithm;
+    use crate::routing::{Algorithm, Rng};
+
+    /// On one link per group pair, the routings that read no congestion after their source router
+    /// answer every later hop without a view, except PAR's second decision (`walk` checks each
+    /// answer against `route`).
+    #[test]
+    fn later_hops_need_no_view() {
+        use rand::SeedableRng;
+        let net = Net::new(4, 8, 4, 1);
+        let topo = &net.topo;
+        for name in ["MIN", "VALn", "VALg", "UGALg", "UGALn", "UGAL-L", "UGAL-G", "PAR"] {
+            let mut alg = Algorithm::parse(name).unwrap().build(topo);
+            let mut rng = Rng::seed_from_u64(3);
+            let mut answered = 0;
+            for (src, dst) in net.sample_pairs(300, 4) {
+                let mut pkt = net.packet(src, dst);
+                let (mut router, mut in_port) = (topo.router_of_node(src), topo.host_port_of_node(src));
+                loop {
+                    let at_source = topo.is_host_port(in_port) && pkt.hops == 0;
+                    // PAR's unsure phase outside the destination group: the second decision.
+                    let second =
+                        name == "PAR" && pkt.phase == 3 && topo.group_of(router) != topo.group_of(pkt.dst_router);
+                    let quick = alg.route_without_view(topo, router, in_port, &mut pkt.clone());
+                    assert_eq!(quick.is_some(), name == "MIN" || !(at_source || second), "{name} at router {router}");
+                    answered += quick.is_some() as u32;
+                    let hop = alg.route(&net.view(router, in_port), &mut pkt, &mut rng);
+                    if topo.is_host_port(hop.port) {
+                        break;
+                    }
+                    (router, in_port) = topo.peer(router, hop.port).unwrap();
+                    pkt.hops += 1;
+                }
+            }
+            assert!(answered >= 300, "{name}: {answered}");
+        }
+    }
 
     /// The enum routes exactly like the algorithm inside, boxed or not.
     #[test]

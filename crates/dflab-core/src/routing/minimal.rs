@@ -18,7 +18,7 @@ impl Minimal {
     /// The hop of [`Routing::route`] from the packet and the topology's first-port table alone,
     /// without a [`RouterView`] (MIN reads no congestion); None when the route needs the view:
     /// parallel links to the destination group (the less occupied of two drawn gateways), or a
-    /// network too large for the table. The engine asks this first.
+    /// network too large for the table.
     #[inline(always)]
     pub fn table_hop(topo: &Topology, router: u32, pkt: &Packet) -> Option<Hop> {
         if pkt.dst_router == router {
@@ -40,11 +40,13 @@ impl Routing for Minimal {
         3
     }
 
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, _in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        Minimal::table_hop(topo, router, pkt)
+    }
+
     #[inline]
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        if let Some(hop) = Minimal::table_hop(view.topo, view.router, pkt) {
-            return hop;
-        }
         let dst_group = view.topo.group_of(pkt.dst_router);
         if view.group == dst_group {
             in_destination_group(view, pkt, 1)
@@ -76,9 +78,9 @@ mod tests {
         }
     }
 
-    /// The table hop agrees with the hop computed from the view (division, gateway lists) for
-    /// every (router, destination node) pair, wherever it answers; and it answers for every pair
-    /// of the canonical one-link shape.
+    /// The table hop agrees with the hop `route` computes from the view (division, gateway lists)
+    /// for every (router, destination node) pair, wherever it answers; and it answers for every
+    /// pair of the one-link shapes.
     #[test]
     fn table_hop_agrees_with_the_view() {
         use rand::SeedableRng;
@@ -93,13 +95,7 @@ mod tests {
                         assert!(!always, "router {router} to node {dst}");
                         continue;
                     };
-                    let dst_group = topo.group_of(pkt.dst_router);
-                    let mut rng = Rng::seed_from_u64(1);
-                    let want = if view.group == dst_group {
-                        in_destination_group(&view, &pkt, 1)
-                    } else {
-                        Hop { port: port_to_group(&view, dst_group, &mut rng), vc: 0 }
-                    };
+                    let want = Minimal.route(&view, &mut pkt.clone(), &mut Rng::seed_from_u64(1));
                     assert_eq!(hop, want, "router {router} to node {dst}");
                 }
             }

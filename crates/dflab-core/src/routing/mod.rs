@@ -122,6 +122,16 @@ pub trait Routing: Send {
     /// Choose the output port and VC for `pkt` at the head of an input VC of `view.router`.
     fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop;
 
+    /// The hop [`Routing::route`] would choose for `pkt` at `router` (arrived on `in_port`) when
+    /// the algorithm can tell it from the packet and the topology's first-port table alone: no
+    /// congestion read, no random draw. The engine asks this first on every hop and builds a
+    /// [`RouterView`] only on None, so an answer must equal `route`'s, with the same writes to
+    /// `pkt`, and None must leave `pkt` unchanged. The default always answers None.
+    #[inline]
+    fn route_without_view(&self, _topo: &Topology, _router: u32, _in_port: u16, _pkt: &mut Packet) -> Option<Hop> {
+        None
+    }
+
     /// Learning routings return true to receive the feedback hooks below (the engine skips
     /// them otherwise, so they cost nothing to the others).
     fn wants_feedback(&self) -> bool {

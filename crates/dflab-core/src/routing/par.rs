@@ -28,6 +28,7 @@ use super::paths::port_to_group;
 use super::valiant::{Layout, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
 use super::{Hop, Rng, RouterView, Routing};
 use crate::network::Packet;
+use crate::topology::Topology;
 
 const LAYOUT: Layout = Layout { to_router: true, to_group: 1, to_inter_router: 2, to_destination: 3, destination: 4 };
 /// VC of a minimal first hop that may still be re-evaluated.
@@ -112,6 +113,18 @@ impl Routing for Par {
             return self.second_decision(view, pkt, rng);
         }
         LAYOUT.next_hop(view, pkt, rng)
+    }
+
+    /// After the source router, except for the second decision of a packet still unsure: the
+    /// Layout's hop toward the destination group (its unsure phase is none of the Valiant ones,
+    /// so nothing was written to the packet).
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        let hop = LAYOUT.table_hop_after_source(topo, router, in_port, pkt)?;
+        if pkt.phase == UNSURE_MINIMAL && hop.vc == LAYOUT.to_destination {
+            return None;
+        }
+        Some(hop)
     }
 }
 

@@ -72,7 +72,19 @@ pub fn walk_pkt(net: &Net, alg: &mut dyn Routing, src: u32, dst: u32, seed: u64)
     let mut in_port = net.topo.host_port_of_node(src);
     let mut path = Vec::new();
     loop {
+        // The engine asks for a hop without a view first: the answer must be `route`'s, with the
+        // same writes to the packet, and no answer must leave the packet alone.
+        let before = format!("{pkt:?}");
+        let mut shortcut = pkt;
+        let quick = alg.route_without_view(&net.topo, router, in_port, &mut shortcut);
         let Hop { port, vc } = alg.route(&net.view(router, in_port), &mut pkt, &mut rng);
+        match quick {
+            Some(hop) => {
+                assert_eq!(hop, Hop { port, vc }, "at router {router}: {before}");
+                assert_eq!(format!("{shortcut:?}"), format!("{pkt:?}"), "at router {router}");
+            }
+            None => assert_eq!(format!("{shortcut:?}"), before, "at router {router}"),
+        }
         if net.topo.is_host_port(port) {
             assert_eq!(router, pkt.dst_router);
             assert_eq!(port, net.topo.host_port_of_node(dst));

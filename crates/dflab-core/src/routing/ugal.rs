@@ -25,6 +25,7 @@ use super::paths::port_to_group;
 use super::valiant::{Layout, LAYOUT_G, LAYOUT_N, TO_DESTINATION};
 use super::{Hop, Rng, RouterView, Routing};
 use crate::network::Packet;
+use crate::topology::Topology;
 
 pub struct Ugal {
     layout: Layout,
@@ -79,6 +80,11 @@ impl Routing for Ugal {
             return self.decide_at_source(view, pkt, rng);
         }
         self.layout.next_hop(view, pkt, rng)
+    }
+
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        self.layout.table_hop_after_source(topo, router, in_port, pkt)
     }
 }
 

@@ -120,6 +120,11 @@ impl Routing for UgalGlobal {
         }
         LAYOUT.next_hop(view, pkt, rng)
     }
+
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        LAYOUT.table_hop_after_source(topo, router, in_port, pkt)
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use super::valiant::{Layout, LAYOUT_N, TO_DESTINATION};
 use super::{Hop, Rng, RouterView, Routing};
 use crate::config::RoutingConfig;
 use crate::network::Packet;
+use crate::topology::Topology;
 
 const LAYOUT: Layout = LAYOUT_N;
 
@@ -162,6 +163,11 @@ impl Routing for UgalL {
             return self.decide_at_source(view, pkt, rng);
         }
         LAYOUT.next_hop(view, pkt, rng)
+    }
+
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        LAYOUT.table_hop_after_source(topo, router, in_port, pkt)
     }
 }
 

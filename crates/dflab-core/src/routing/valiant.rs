@@ -20,7 +20,7 @@
 use super::paths::{in_destination_group, port_to_group, port_to_router_id, random_intermediate_router};
 use super::{Hop, Rng, RouterView, Routing};
 use crate::network::Packet;
-use crate::topology::Topology;
+use crate::topology::{FirstPort, Topology};
 
 /// Routing phases written in `Packet::phase` by every routing that follows a [`Layout`].
 pub const TO_INTERMEDIATE_GROUP: u8 = 0;
@@ -97,6 +97,53 @@ impl Layout {
         }
         Hop { port: port_to_group(view, dst_group, rng), vc: self.to_destination }
     }
+
+    /// [`Layout::next_hop`] from the packet and the first-port table alone, without a view: the
+    /// same steps, with the table telling whether a group is this router's own. None, before
+    /// any change to `pkt`, when a hop to another group is not in the table (parallel links:
+    /// `next_hop` compares two drawn gateways).
+    #[inline(always)]
+    pub fn table_next_hop(&self, topo: &Topology, router: u32, pkt: &mut Packet) -> Option<Hop> {
+        if pkt.dst_router == router {
+            // `dst_router` is `dst / p`: `host_port_of_node(dst)` without a division.
+            return Some(Hop { port: (pkt.dst - router * topo.p as u32) as u16, vc: 0 });
+        }
+        let dst_group = topo.group_of(pkt.dst_router);
+        let to_destination = match topo.first_port_to_group(router, dst_group) {
+            FirstPort::OwnGroup => {
+                return Some(Hop { port: topo.local_port_to(router, pkt.dst_router, dst_group), vc: self.destination })
+            }
+            FirstPort::Port(port) => port,
+            FirstPort::Unknown => return None,
+        };
+        if pkt.phase == TO_INTERMEDIATE_GROUP {
+            match topo.first_port_to_group(router, pkt.inter_group) {
+                FirstPort::Port(port) => return Some(Hop { port, vc: self.to_group }),
+                FirstPort::Unknown => return None,
+                FirstPort::OwnGroup => pkt.phase = if self.to_router { TO_INTERMEDIATE_ROUTER } else { TO_DESTINATION },
+            }
+        }
+        if pkt.phase == TO_INTERMEDIATE_ROUTER {
+            if router != pkt.inter_router {
+                // `port_to_router_id`, with this router's index computed only here.
+                let index = topo.index_in_group(router);
+                let port = topo.local_port(index, index.wrapping_add(pkt.inter_router).wrapping_sub(router));
+                return Some(Hop { port, vc: self.to_inter_router });
+            }
+            pkt.phase = TO_DESTINATION;
+        }
+        Some(Hop { port: to_destination, vc: self.to_destination })
+    }
+
+    /// [`Layout::table_next_hop`] for a routing whose only decision is made at the source router
+    /// (the packet's first hop, from a host port): None there.
+    #[inline(always)]
+    pub fn table_hop_after_source(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        if topo.is_host_port(in_port) && pkt.hops == 0 {
+            return None;
+        }
+        self.table_next_hop(topo, router, pkt)
+    }
 }
 
 pub struct Valiant {
@@ -134,6 +181,11 @@ impl Routing for Valiant {
             }
         }
         self.layout.next_hop(view, pkt, rng)
+    }
+
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        self.layout.table_hop_after_source(topo, router, in_port, pkt)
     }
 }
 

@@ -28,6 +28,17 @@ const NO_FIRST_PORT: u16 = u16::MAX;
 /// First-port table entry of a router's own group (the port follows from the router ids).
 const OWN_GROUP: u16 = u16::MAX - 1;
 
+/// A first-port table entry, see [`Topology::first_port_to_group`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstPort {
+    /// The group is the router's own.
+    OwnGroup,
+    /// The first port of the minimal path over the one link to the group.
+    Port(u16),
+    /// Not in the table: the route needs the gateway lists.
+    Unknown,
+}
+
 /// The class of a link, which fixes its latency and bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkClass {
@@ -314,23 +325,40 @@ impl Topology {
         }
     }
 
+    /// What the first-port table says about the minimal path from `router` to group `to`: its
+    /// own group, the first port of the one link, or nothing (parallel links, a network too
+    /// large for the table). `to` is a group or [`NONE`] (then nothing).
+    #[inline(always)]
+    pub fn first_port_to_group(&self, router: u32, to: u32) -> FirstPort {
+        match self.first_port.get(router as usize * self.g + to as usize) {
+            Some(&OWN_GROUP) => FirstPort::OwnGroup,
+            Some(&port) if port != NO_FIRST_PORT => FirstPort::Port(port),
+            _ => FirstPort::Unknown,
+        }
+    }
+
+    /// Local port of `router` toward router `to` of its own group `grp` (≠ `router`):
+    /// [`Topology::local_port`] of the two indices, written without `router`'s index (port
+    /// `p + t` of router index r leads to index t when t < r, to t + 1 otherwise).
+    #[inline(always)]
+    pub fn local_port_to(&self, router: u32, to: u32, grp: u32) -> u16 {
+        debug_assert!(to != router && self.group_of(to) == grp && self.group_of(router) == grp);
+        let t = to - grp * self.a as u32;
+        self.p as u16 + t as u16 - (to > router) as u16
+    }
+
     /// The first port of a minimal path from `router` to router `to` (≠ `router`), and whether
     /// `to` is in `router`'s group; None when the groups are joined by parallel links or the
     /// network is too large for the first-port table. One division (`to`'s group) and one table
-    /// lookup: the table marks the router's own group, whose local port follows from `to`'s
-    /// index (`local_port` of the two indices, written without `router`'s index).
+    /// lookup: the table marks the router's own group, so `router`'s group is not computed.
     #[inline(always)]
     pub fn minimal_first_port(&self, router: u32, to: u32) -> Option<(u16, bool)> {
         debug_assert_ne!(router, to);
         let grp = self.group_of(to);
-        match self.first_port.get(router as usize * self.g + grp as usize) {
-            Some(&OWN_GROUP) => {
-                // Local port p + t of router index r leads to index t (t < r) or t + 1 (t ≥ r).
-                let t = to - grp * self.a as u32;
-                Some((self.p as u16 + t as u16 - (to > router) as u16, true))
-            }
-            Some(&port) if port != NO_FIRST_PORT => Some((port, false)),
-            _ => None,
+        match self.first_port_to_group(router, grp) {
+            FirstPort::OwnGroup => Some((self.local_port_to(router, to, grp), true)),
+            FirstPort::Port(port) => Some((port, false)),
+            FirstPort::Unknown => None,
         }
     }
 

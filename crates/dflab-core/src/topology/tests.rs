@@ -174,6 +174,12 @@ fn check_first_ports(t: &Topology) {
                 _ => None,
             };
             assert_eq!(t.single_link_first_port(x, to), want, "router {x} to group {to}");
+            let entry = match want {
+                _ if to == grp => FirstPort::OwnGroup,
+                Some(port) => FirstPort::Port(port),
+                None => FirstPort::Unknown,
+            };
+            assert_eq!(t.first_port_to_group(x, to), entry, "router {x} to group {to}");
         }
         // The router-to-router form: the local port computed from the indices in the own group,
         // the single-link first port elsewhere.
@@ -185,7 +191,11 @@ fn check_first_ports(t: &Topology) {
                 t.single_link_first_port(x, to).map(|port| (port, false))
             };
             assert_eq!(t.minimal_first_port(x, y), want, "router {x} to router {y}");
+            if to == grp {
+                assert_eq!(t.local_port_to(x, y, grp), t.local_port(index, t.index_in_group(y)));
+            }
         }
+        assert_eq!(t.first_port_to_group(x, NONE), FirstPort::Unknown);
     }
 }
 
