@@ -22,8 +22,33 @@ pub struct Injector {
     /// `thresholds[j] = (1 - load)^(j + 1)`: the draw is at least `j + 1` exactly when the
     /// uniform variate is at or below it (see `empty_slots`).
     thresholds: Vec<f64>,
+    /// The same table on the integers the variate is made of (see `empty_slots`), or None when
+    /// the thresholds are not strictly decreasing (then the float table decides every draw).
+    limits: Option<Box<Limits>>,
     period: f64,
 }
+
+/// The threshold table as integers. A draw takes `m = next_u64() >> 11` and forms
+/// `u = 1 − m·2⁻⁵³` (what `1.0 - rng.gen::<f64>()` computes), which is exact: `u = r·2⁻⁵³` with
+/// `r = 2⁵³ − m` in `1..=2⁵³`. So `u <= thresholds[j]` exactly when `r <= limit[j] =
+/// ⌊thresholds[j]·2⁵³⌋` (the product is exact too), and the count of thresholds at or above `u`
+/// is found with integer compares and no conversion. A variate within `band[j]` of `limit[j]`
+/// may be one the float path hands to the formula (the relative guard), so such rare draws
+/// take the float path unchanged.
+#[derive(Debug, Clone)]
+struct Limits {
+    /// `limit[j]` for `j < TABLE`, then zeros (never reached: `r >= 1`), so the bisection below
+    /// needs no bounds.
+    limit: [u64; PADDED],
+    /// Half-width of the band around `limit[j]` that holds every variate the float path finds
+    /// within `GUARD` of `thresholds[j]`, with a wide margin.
+    band: [u64; TABLE],
+}
+
+/// `TABLE` rounded up so that the bisection's probes (at most `LINEAR + 63`) stay inside.
+const PADDED: usize = 128;
+/// `2⁻⁵³`: rand's scale from 53 random bits to `[0, 1)`.
+const SCALE: f64 = 1.0 / (1u64 << 53) as f64;
 
 /// Geometric draws of up to this many empty slots are found in the threshold table.
 const TABLE: usize = 64;
@@ -37,7 +62,8 @@ impl Injector {
     pub fn new(process: Process, load: f64, slot: Time) -> Injector {
         let ln_q = (1.0 - load).ln();
         let thresholds = if load < 1.0 { (1..=TABLE).map(|j| (j as f64 * ln_q).exp()).collect() } else { Vec::new() };
-        Injector { process, load, slot, ln_q, thresholds, period: slot as f64 / load }
+        let limits = Limits::new(&thresholds);
+        Injector { process, load, slot, ln_q, thresholds, limits, period: slot as f64 / load }
     }
 
     /// Time of a node's first packet.
@@ -65,13 +91,46 @@ impl Injector {
         1 + self.empty_slots(rng)
     }
 
+    #[inline]
     fn empty_slots<R: Rng>(&self, rng: &mut R) -> u64 {
         if self.load >= 1.0 {
             return 0;
         }
-        // Geometric: number of failures before the first success, P(success) = load.
-        let u: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]
-        self.empty_slots_for(u)
+        // Geometric: number of failures before the first success, P(success) = load. The
+        // variate is `1.0 - rng.gen::<f64>()`, in (0, 1], built from the same 53 bits.
+        let m = rng.next_u64() >> 11;
+        match &self.limits {
+            Some(limits) => self.empty_slots_int(limits, m),
+            None => self.empty_slots_for(1.0 - m as f64 * SCALE),
+        }
+    }
+
+    /// `empty_slots_for(1 − m·2⁻⁵³)`, found on the integer table (see [`Limits`]).
+    #[inline]
+    fn empty_slots_int(&self, limits: &Limits, m: u64) -> u64 {
+        let r = (1u64 << 53) - m;
+        let lim = &limits.limit;
+        // Short gaps are the common case at moderate load: scan, then bisect the rest
+        // (branch-free; the zeros past the table end the count).
+        let mut k = 0;
+        while k < LINEAR && r <= lim[k] {
+            k += 1;
+        }
+        if k == LINEAR {
+            for step in [32, 16, 8, 4, 2, 1] {
+                if r <= lim[(k + step - 1) % PADDED] {
+                    k += step;
+                }
+            }
+        }
+        if k >= TABLE {
+            return self.formula(1.0 - m as f64 * SCALE);
+        }
+        let near = |j: usize| r.abs_diff(lim[j]) <= limits.band[j];
+        if near(k) || (k > 0 && near(k - 1)) {
+            return self.empty_slots_for(1.0 - m as f64 * SCALE);
+        }
+        k as u64
     }
 
     /// ⌊ln u / ln q⌋ is the number of thresholds q^j (j ≥ 1) at or above u. A binary search of
@@ -99,6 +158,25 @@ impl Injector {
     #[inline]
     fn formula(&self, u: f64) -> u64 {
         (u.ln() / self.ln_q).floor() as u64
+    }
+}
+
+impl Limits {
+    fn new(thresholds: &[f64]) -> Option<Box<Limits>> {
+        // The count of thresholds at or above u is a prefix only if they do not increase (both tables
+        // search them as sorted); load 1 has no table.
+        if thresholds.len() != TABLE || thresholds.windows(2).any(|w| w[1] > w[0]) || thresholds[0] >= 1.0 {
+            return None;
+        }
+        let mut limit = [0; PADDED];
+        let mut band = [0; TABLE];
+        for (j, &t) in thresholds.iter().enumerate() {
+            limit[j] = (t * (1u64 << 53) as f64).floor() as u64;
+            // The float path's guard is GUARD·t (exact differences near t, by Sterbenz), so
+            // |r − limit| < GUARD·t·2⁵³·(1 + 2⁻⁵²) + 1: twice the guard and 2 more cover it.
+            band[j] = (2.0 * GUARD * limit[j] as f64).ceil() as u64 + 2;
+        }
+        Some(Box::new(Limits { limit, band }))
     }
 }
 
@@ -149,6 +227,51 @@ mod tests {
             us.extend([1.0, f64::MIN_POSITIVE, 1e-300]);
             for u in us.into_iter().filter(|u| *u > 0.0 && *u <= 1.0) {
                 assert_eq!(inj.empty_slots_for(u), inj.formula(u), "load {load} u {u:e}");
+            }
+        }
+    }
+
+    /// The integer table gives exactly the float table's draw for the same 53 random bits,
+    /// including variates on, around and at the guard bands of every threshold.
+    #[test]
+    fn integer_draw_equals_the_float_draw() {
+        use rand::RngCore as _;
+        for load in [1e-6, 0.001, 0.05, 0.3, 0.5, 0.8, 0.999, 0.999_999] {
+            let inj = Injector::new(Process::Bernoulli, load, 32_000);
+            let limits = inj.limits.as_ref().expect("a decreasing table");
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+            let top = 1u64 << 53;
+            let mut ms: Vec<u64> = (0..200_000).map(|_| rng.next_u64() >> 11).collect();
+            for (j, &t) in inj.thresholds.iter().enumerate() {
+                let (l, b) = (limits.limit[j] as i64, limits.band[j] as i64);
+                let guard = (GUARD * t * top as f64) as i64;
+                for c in [l, l - b, l + b, l - guard, l + guard] {
+                    for d in -3..=3 {
+                        let r = c + d;
+                        if r >= 1 && r <= top as i64 {
+                            ms.push(top - r as u64);
+                        }
+                    }
+                }
+            }
+            ms.extend([0, 1, top - 1, top - 2]);
+            for m in ms {
+                let u = 1.0 - m as f64 * SCALE;
+                assert_eq!(inj.empty_slots_int(limits, m), inj.empty_slots_for(u), "load {load} m {m}");
+            }
+        }
+    }
+
+    /// `empty_slots` draws what `1.0 - rng.gen::<f64>()` fed to the float table gives.
+    #[test]
+    fn draw_uses_rands_float() {
+        use rand::Rng as _;
+        for load in [0.05, 0.5] {
+            let inj = Injector::new(Process::Bernoulli, load, 32_000);
+            let mut a = Xoshiro256PlusPlus::seed_from_u64(11);
+            let mut b = a.clone();
+            for _ in 0..10_000 {
+                assert_eq!(inj.empty_slots(&mut a), inj.empty_slots_for(1.0 - b.gen::<f64>()));
             }
         }
     }
