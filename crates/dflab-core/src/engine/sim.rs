@@ -77,6 +77,8 @@ pub struct Simulation {
     // Timing (ps).
     flit_bytes: u64,
     packet_flits: u16,
+    /// Bytes of a packet (`flit_bytes · packet_flits`).
+    packet_bytes: u64,
     /// Serialisation time of one packet per link class (every packet has `packet_flits` flits).
     ser: [Time; 3],
     /// Crossbar transfer time of one packet (every packet has `packet_flits` flits).
@@ -84,6 +86,9 @@ pub struct Simulation {
     pub(super) in_cap: u32,
     pub(super) out_cap: u32,
     end: Time,
+    /// The first Bernoulli slot starting at or after `end` (`⌈end / slot⌉`): packets of later
+    /// slots are not filed.
+    end_slot: u64,
     /// Output stage + host link: from the start of an ejection to delivery (plus serialisation).
     eject_lat: Time,
     /// Credit latency per link class.
@@ -359,12 +364,14 @@ impl Simulation {
             free_feedbacks: Vec::new(),
             radix,
             flit_bytes,
+            packet_bytes,
             packet_flits: n.packet_flits as u16,
             ser: [ser(0), ser(1), ser(2)],
             xfer,
             in_cap,
             out_cap,
             end,
+            end_slot: end.div_ceil(slot),
             eject_lat: out_lat + link_lat[0],
             credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat],
             watchdog: us_to_ps(cfg.run.watchdog_us),
@@ -444,13 +451,14 @@ impl Simulation {
                 return Err(Error::config("trace", format!("nodes are numbered 0 to {}", nodes - 1)));
             }
             let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits);
-            let id = self.pkts.alloc(pkt, 0);
+            let id = self.pkts.alloc(pkt, 0, 0);
             self.nic_queue[src as usize].push_back(id);
             self.in_source += 1;
             self.generated_total += 1;
         }
         self.tracing = true;
         self.end = Time::MAX;
+        self.end_slot = u64::MAX;
         for &(src, _) in pairs {
             self.nic_try_send(src);
         }
@@ -621,22 +629,30 @@ impl Simulation {
 
     // ---- NIC -------------------------------------------------------------------------------
 
+    /// Generate a packet of `node` now (a GEN event or a resumed deferred round).
     fn on_generate(&mut self, node: u32) {
+        if self.generate(node) {
+            self.stats.on_generate(self.now, 1, self.packet_bytes);
+        }
+    }
+
+    /// Generate a packet of `node` now, file its next one and send it if the NIC is free;
+    /// returns whether it was generated (not deferred by a full source queue). The caller
+    /// records it in the statistics: a slot records all its packets at once.
+    #[inline(always)]
+    fn generate(&mut self, node: u32) -> bool {
         let n = node as usize;
         let now = self.now;
         let queued = self.nic_queue[n].len();
         if queued >= self.source_limit {
             // The round waits until a packet leaves the source queue (see nic_try_send).
             self.nodes[n].deferred = true;
-            return;
+            return false;
         }
         // The node's state, borrowed once (the fields used below are disjoint from it).
         let nd = &mut self.nodes[n];
         let dst = self.sampler.destination(node, &mut nd.rng);
         let pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits);
-        self.stats.on_generate(now, self.flit_bytes * self.packet_flits as u64);
-        let id = self.pkts.alloc(pkt, now);
-        self.in_source += 1;
         self.generated_total += 1;
         nd.count += 1;
         // Filing the next packet changes neither the source queue nor the NIC.
@@ -645,7 +661,7 @@ impl Simulation {
             // The common case, from the slot calendar: the next packet's slot index is this
             // slot's plus the drawn gap (what `schedule_generation` finds by division).
             let slot = self.cur_slot + self.injector.slots_to_next(&mut nd.rng);
-            if slot * self.slot < self.end {
+            if slot < self.end_slot {
                 self.file_slot(node, slot, self.cur_slot);
             }
         } else {
@@ -654,12 +670,16 @@ impl Simulation {
         }
         if idle && self.nic_credits.absorb(n, now) >= self.packet_flits as u32 {
             // An idle NIC with credits sends the packet at once, without queueing it (what
-            // `nic_try_send` does with a queue of one).
-            self.inject(node, id, false);
+            // `nic_try_send` does with a queue of one); it is injected as it is generated.
+            let id = self.pkts.alloc(pkt, now, now);
+            self.send_from_nic(node, id, false);
         } else {
+            let id = self.pkts.alloc(pkt, now, 0);
+            self.in_source += 1;
             self.nic_queue[n].push_back(id);
             self.nic_try_send(node);
         }
+        true
     }
 
     /// File the node's next packet: Bernoulli packets sit on slot boundaries and go to the slot
@@ -708,12 +728,15 @@ impl Simulation {
         t / self.slot
     }
 
-    /// Generate the packets of the Bernoulli slot starting now, then visit the next slot.
+    /// Generate the packets of the Bernoulli slot starting now, then visit the next slot. Not
+    /// inlined into the event loop: it holds the generation path of every node of the slot.
+    #[inline(never)]
     fn on_slot(&mut self) {
         let slot = self.slot_of(self.now);
         (self.cur_slot, self.cur_slot_start) = (slot, slot * self.slot);
         let mut nodes = std::mem::take(&mut self.slot_nodes);
         self.calendar.take(slot, &mut nodes);
+        let mut generated = 0;
         for (k, &node) in nodes.iter().enumerate() {
             // The nodes of a slot are scattered: fetch the state of the one after next while
             // this one generates (see `prefetch_for`).
@@ -723,8 +746,10 @@ impl Simulation {
                 prefetch(&self.nic_queue, ahead);
                 self.nic_credits.prefetch(ahead);
             }
-            self.on_generate(node);
+            generated += self.generate(node) as u64;
         }
+        // All at the same time, so in the same window: one record for the slot.
+        self.stats.on_generate(self.now, generated, self.packet_bytes);
         self.slot_nodes = nodes;
         self.slot_pending = !self.calendar.is_empty();
         if self.slot_pending {
@@ -795,9 +820,18 @@ impl Simulation {
         self.inject(node, id, more);
     }
 
-    /// The NIC of `node`, idle with credits for it, starts sending packet `id` (no longer in its
+    /// The NIC of `node`, idle with credits for it, starts sending packet `id` (taken from its
     /// source queue, which holds more packets if `more`) to its router.
     fn inject(&mut self, node: u32, id: PacketId, more: bool) {
+        self.in_source -= 1;
+        self.pkts.set_injected(id, self.now);
+        self.send_from_nic(node, id, more);
+    }
+
+    /// What `inject` does once the packet has left the source queue (or never entered it) and
+    /// carries its injection time.
+    #[inline(always)]
+    fn send_from_nic(&mut self, node: u32, id: PacketId, more: bool) {
         let n = node as usize;
         let now = self.now;
         let flits = self.packet_flits as u32;
@@ -808,8 +842,6 @@ impl Simulation {
         // The queue's next packet waits for the link: wake the NIC when it is free.
         let wake = more && !nd.wake;
         nd.wake |= wake;
-        self.pkts.set_injected(id, now);
-        self.in_source -= 1;
         if self.in_network == 0 {
             self.last_progress = now;
         }
@@ -824,12 +856,19 @@ impl Simulation {
             self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
         }
         if resume {
-            // The deferred round happens now; the schedule continues from here.
-            let nd = &mut self.nodes[n];
-            nd.first = now;
-            nd.count = 0;
-            self.on_generate(node);
+            self.resume_round(node);
         }
+    }
+
+    /// A packet left the full source queue of `node`: its deferred round happens now, and the
+    /// schedule continues from here.
+    #[cold]
+    #[inline(never)]
+    fn resume_round(&mut self, node: u32) {
+        let nd = &mut self.nodes[node as usize];
+        nd.first = self.now;
+        nd.count = 0;
+        self.on_generate(node);
     }
 
     // ---- Router ----------------------------------------------------------------------------

@@ -97,11 +97,12 @@ impl PacketArena {
         crate::prefetch::prefetch(&self.stamps, id as usize);
     }
 
-    /// Store a packet generated at `gen_time`. Inlined: the common case reuses a freed id.
+    /// Store a packet generated at `gen_time` and injected at `inject_time` (if known yet; see
+    /// `set_injected`). Inlined: the common case reuses a freed id.
     #[inline]
-    pub fn alloc(&mut self, p: Packet, gen_time: Time) -> PacketId {
+    pub fn alloc(&mut self, p: Packet, gen_time: Time, inject_time: Time) -> PacketId {
         self.live += 1;
-        let st = Stamps { gen_time, inject_time: 0 };
+        let st = Stamps { gen_time, inject_time };
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             self.stamps[id as usize] = st;

@@ -276,14 +276,15 @@ impl Stats {
         Some(w)
     }
 
+    /// `n` packets of `bytes` each generated at `t`.
     #[inline]
-    pub fn on_generate(&mut self, t: Time, bytes: u64) {
+    pub fn on_generate(&mut self, t: Time, n: u64, bytes: u64) {
         if self.in_measurement(t) {
-            self.generated += 1;
-            self.bytes_generated += bytes;
+            self.generated += n;
+            self.bytes_generated += n * bytes;
         }
         if let Some(w) = self.window_mut(t) {
-            w.gen_bytes += bytes;
+            w.gen_bytes += n * bytes;
         }
     }
 
