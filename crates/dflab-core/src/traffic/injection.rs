@@ -23,26 +23,29 @@ pub struct Injector {
     /// uniform variate is at or below it (see `empty_slots`).
     thresholds: Vec<f64>,
     /// The same table on the integers the variate is made of (see `empty_slots`), or None when
-    /// the thresholds are not strictly decreasing (then the float table decides every draw).
-    limits: Option<Box<Limits>>,
+    /// there is no table (load 1) or its thresholds increase somewhere (then the float table
+    /// decides every draw).
+    limits: Option<Limits>,
     period: f64,
 }
 
 /// The threshold table as integers. A draw takes `m = next_u64() >> 11` and forms
 /// `u = 1 − m·2⁻⁵³` (what `1.0 - rng.gen::<f64>()` computes), which is exact: `u = r·2⁻⁵³` with
 /// `r = 2⁵³ − m` in `1..=2⁵³`. So `u <= thresholds[j]` exactly when `r <= limit[j] =
-/// ⌊thresholds[j]·2⁵³⌋` (the product is exact too), and the count of thresholds at or above `u`
-/// is found with integer compares and no conversion. A variate within `band[j]` of `limit[j]`
-/// may be one the float path hands to the formula (the relative guard), so such rare draws
-/// take the float path unchanged.
+/// ⌊thresholds[j]·2⁵³⌋` (the product is exact too), and the count `k` of thresholds at or above
+/// `u` is found with integer compares and no conversion. The float path hands a variate within
+/// `GUARD` of `thresholds[k]` or `thresholds[k − 1]` to the formula; `safe_lo[k]` and
+/// `safe_width[k]` bound the variates of count `k` that are far from both (with a wide margin),
+/// and only the others, rare, take the float path unchanged.
 #[derive(Debug, Clone)]
 struct Limits {
     /// `limit[j]` for `j < TABLE`, then zeros (never reached: `r >= 1`), so the bisection below
     /// needs no bounds.
     limit: [u64; PADDED],
-    /// Half-width of the band around `limit[j]` that holds every variate the float path finds
-    /// within `GUARD` of `thresholds[j]`, with a wide margin.
-    band: [u64; TABLE],
+    /// `r` is far from the thresholds around count `k` when `r − safe_lo[k] < safe_width[k]`
+    /// (wrapping); `safe_width[TABLE]` is 0 (beyond the table, the formula decides).
+    safe_lo: [u64; TABLE + 1],
+    safe_width: [u64; TABLE + 1],
 }
 
 /// `TABLE` rounded up so that the bisection's probes (at most `LINEAR + 63`) stay inside.
@@ -85,28 +88,34 @@ impl Injector {
 
     /// Bernoulli: slots from a packet's slot to the next one's (`next` is `now` plus this many
     /// slots, from the same draw).
-    #[inline]
+    #[inline(always)]
     pub fn slots_to_next<R: Rng>(&self, rng: &mut R) -> u64 {
         debug_assert_eq!(self.process, Process::Bernoulli);
         1 + self.empty_slots(rng)
     }
 
-    #[inline]
+    /// Geometric: number of failures before the first success, P(success) = load. The
+    /// variate is `1.0 - rng.gen::<f64>()`, in (0, 1], built from the same 53 bits.
+    #[inline(always)]
     fn empty_slots<R: Rng>(&self, rng: &mut R) -> u64 {
-        if self.load >= 1.0 {
-            return 0;
-        }
-        // Geometric: number of failures before the first success, P(success) = load. The
-        // variate is `1.0 - rng.gen::<f64>()`, in (0, 1], built from the same 53 bits.
-        let m = rng.next_u64() >> 11;
         match &self.limits {
-            Some(limits) => self.empty_slots_int(limits, m),
-            None => self.empty_slots_for(1.0 - m as f64 * SCALE),
+            Some(limits) => self.empty_slots_int(limits, rng.next_u64() >> 11),
+            None => self.empty_slots_float(rng),
         }
     }
 
+    /// Without the integer table: load 1 (no draw) or the float table.
+    #[cold]
+    #[inline(never)]
+    fn empty_slots_float<R: Rng>(&self, rng: &mut R) -> u64 {
+        if self.load >= 1.0 {
+            return 0;
+        }
+        self.empty_slots_for(1.0 - rng.gen::<f64>())
+    }
+
     /// `empty_slots_for(1 − m·2⁻⁵³)`, found on the integer table (see [`Limits`]).
-    #[inline]
+    #[inline(always)]
     fn empty_slots_int(&self, limits: &Limits, m: u64) -> u64 {
         let r = (1u64 << 53) - m;
         let lim = &limits.limit;
@@ -123,14 +132,18 @@ impl Injector {
                 }
             }
         }
-        if k >= TABLE {
-            return self.formula(1.0 - m as f64 * SCALE);
+        let k = k.min(TABLE);
+        if r.wrapping_sub(limits.safe_lo[k]) < limits.safe_width[k] {
+            return k as u64;
         }
-        let near = |j: usize| r.abs_diff(lim[j]) <= limits.band[j];
-        if near(k) || (k > 0 && near(k - 1)) {
-            return self.empty_slots_for(1.0 - m as f64 * SCALE);
-        }
-        k as u64
+        self.near_threshold(m)
+    }
+
+    /// A variate near a threshold or beyond the table: the float path decides.
+    #[cold]
+    #[inline(never)]
+    fn near_threshold(&self, m: u64) -> u64 {
+        self.empty_slots_for(1.0 - m as f64 * SCALE)
     }
 
     /// ⌊ln u / ln q⌋ is the number of thresholds q^j (j ≥ 1) at or above u. A binary search of
@@ -162,7 +175,7 @@ impl Injector {
 }
 
 impl Limits {
-    fn new(thresholds: &[f64]) -> Option<Box<Limits>> {
+    fn new(thresholds: &[f64]) -> Option<Limits> {
         // The count of thresholds at or above u is a prefix only if they do not increase (both tables
         // search them as sorted); load 1 has no table.
         if thresholds.len() != TABLE || thresholds.windows(2).any(|w| w[1] > w[0]) || thresholds[0] >= 1.0 {
@@ -173,10 +186,21 @@ impl Limits {
         for (j, &t) in thresholds.iter().enumerate() {
             limit[j] = (t * (1u64 << 53) as f64).floor() as u64;
             // The float path's guard is GUARD·t (exact differences near t, by Sterbenz), so
-            // |r − limit| < GUARD·t·2⁵³·(1 + 2⁻⁵²) + 1: twice the guard and 2 more cover it.
+            // |r − limit| < GUARD·t·2⁵³·(1 + 2⁻⁵²) + 1 for every variate it finds near t: twice
+            // the guard and 2 more hold them all.
             band[j] = (2.0 * GUARD * limit[j] as f64).ceil() as u64 + 2;
         }
-        Some(Box::new(Limits { limit, band }))
+        // Count k: limit[k] < r <= limit[k − 1] (2⁵³ for k = 0); far from both thresholds when
+        // limit[k] + band[k] < r < limit[k − 1] − band[k − 1].
+        let mut safe_lo = [0; TABLE + 1];
+        let mut safe_width = [0; TABLE + 1];
+        for k in 0..TABLE {
+            let lo = limit[k] + band[k] + 1;
+            let hi = if k == 0 { (1u64 << 53) + 1 } else { limit[k - 1].saturating_sub(band[k - 1]) };
+            safe_lo[k] = lo;
+            safe_width[k] = hi.saturating_sub(lo);
+        }
+        Some(Limits { limit, safe_lo, safe_width })
     }
 }
 
@@ -243,9 +267,10 @@ mod tests {
             let top = 1u64 << 53;
             let mut ms: Vec<u64> = (0..200_000).map(|_| rng.next_u64() >> 11).collect();
             for (j, &t) in inj.thresholds.iter().enumerate() {
-                let (l, b) = (limits.limit[j] as i64, limits.band[j] as i64);
+                let l = limits.limit[j] as i64;
                 let guard = (GUARD * t * top as f64) as i64;
-                for c in [l, l - b, l + b, l - guard, l + guard] {
+                let (lo, hi) = (limits.safe_lo[j] as i64, (limits.safe_lo[j] + limits.safe_width[j]) as i64);
+                for c in [l, l - guard, l + guard, lo, hi] {
                     for d in -3..=3 {
                         let r = c + d;
                         if r >= 1 && r <= top as i64 {

@@ -243,6 +243,44 @@ pub struct PatternSampler {
     kind: Kind,
     nodes: u32,
     allow_self: bool,
+    /// Uniform traffic without the source, the common case, drawn without the dispatch.
+    others: Option<UniformOthers>,
+}
+
+/// `uniform_below(nodes, src, false, rng)` for `src < nodes` and `nodes > 1`, with rand's
+/// constants for `gen_range(0..nodes - 1)` computed once: the same draws from the same stream.
+#[derive(Debug, Clone, Copy)]
+struct UniformOthers {
+    nodes: u32,
+    /// `nodes − 1`, the size of the range drawn.
+    range: u32,
+    /// rand 0.8's rejection bound for that range (`UniformInt::sample_single_inclusive` for
+    /// `u32`: `(range << range.leading_zeros()) − 1`).
+    zone: u32,
+}
+
+impl UniformOthers {
+    fn new(nodes: u32) -> UniformOthers {
+        let range = nodes - 1;
+        UniformOthers { nodes, range, zone: (range << range.leading_zeros()).wrapping_sub(1) }
+    }
+
+    /// rand's loop: a widening multiply of `next_u32` by the range, rejecting a low half above
+    /// the zone; then the source is skipped.
+    #[inline(always)]
+    fn draw<R: Rng>(&self, src: u32, rng: &mut R) -> u32 {
+        let d = loop {
+            let m = rng.next_u32() as u64 * self.range as u64;
+            if m as u32 <= self.zone {
+                break (m >> 32) as u32;
+            }
+        };
+        if d >= src {
+            d + 1
+        } else {
+            d
+        }
+    }
 }
 
 impl PatternSampler {
@@ -271,11 +309,21 @@ impl PatternSampler {
                 Kind::FixedNeighbors(neighbors::FixedNeighbors::new(nodes, min, max, allow_self, rng))
             }
         };
-        PatternSampler { kind, nodes, allow_self }
+        let others = (matches!(kind, Kind::Uniform) && !allow_self && nodes > 1).then(|| UniformOthers::new(nodes));
+        PatternSampler { kind, nodes, allow_self, others }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn destination<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
+        match self.others {
+            Some(u) if src < u.nodes => u.draw(src, rng),
+            _ => self.destination_any(src, rng),
+        }
+    }
+
+    /// Every pattern (out of line: the uniform case is drawn above).
+    #[inline(never)]
+    fn destination_any<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
         match &mut self.kind {
             Kind::Uniform => uniform_below(self.nodes, src, self.allow_self, rng),
             Kind::Shift(s) => s.destination(src, rng),
@@ -326,6 +374,20 @@ mod tests {
             arrangement: Arrangement::Absolute,
         })
         .unwrap()
+    }
+
+    /// The precomputed uniform draw takes exactly `uniform_below`'s values from the stream.
+    #[test]
+    fn uniform_others_draws_as_uniform_below() {
+        for n in [2, 3, 7, 1056, 1057, 4096, 65_537, 1 << 31, u32::MAX] {
+            let u = UniformOthers::new(n);
+            let mut a = Xoshiro256PlusPlus::seed_from_u64(n as u64);
+            let mut b = a.clone();
+            for i in 0..20_000u32 {
+                let src = i.wrapping_mul(2_654_435_761) % n;
+                assert_eq!(u.draw(src, &mut a), uniform_below(n, src, false, &mut b), "n {n}");
+            }
+        }
     }
 
     #[test]
