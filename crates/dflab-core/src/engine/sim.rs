@@ -134,7 +134,6 @@ pub struct Simulation {
     cur_slot: u64,
     cur_slot_start: Time,
     slot_div: Option<FastDiv>,
-    slot_nodes: Vec<u32>,
     slot_pending: bool,
     /// Generation events carry the epoch they were scheduled in; a phase change starts a new one.
     gen_epoch: u32,
@@ -407,12 +406,11 @@ impl Simulation {
             source_limit: cfg.traffic.source_queue_packets.map_or(usize::MAX, |l| l as usize),
             bernoulli: cfg.traffic.process == Process::Bernoulli,
             sampler,
-            calendar: SlotCalendar::default(),
+            calendar: SlotCalendar::new(nodes),
             slot,
             cur_slot: 0,
             cur_slot_start: Time::MAX,
             slot_div: u32::try_from(slot).ok().map(FastDiv::new),
-            slot_nodes: Vec::new(),
             slot_pending: false,
             gen_epoch: 0,
             injector,
@@ -734,23 +732,26 @@ impl Simulation {
     fn on_slot(&mut self) {
         let slot = self.slot_of(self.now);
         (self.cur_slot, self.cur_slot_start) = (slot, slot * self.slot);
-        let mut nodes = std::mem::take(&mut self.slot_nodes);
-        self.calendar.take(slot, &mut nodes);
+        let (mut node, count) = self.calendar.take(slot);
+        // The node after this one and the one after that: links are read before the node
+        // that holds them is filed again by its generation.
+        let mut next = if count > 1 { self.calendar.next(node) } else { node };
         let mut generated = 0;
-        for (k, &node) in nodes.iter().enumerate() {
+        for k in 0..count {
             // The nodes of a slot are scattered: fetch the state of the one after next while
             // this one generates (see `prefetch_for`).
-            if let Some(&ahead) = nodes.get(k + 2) {
-                let ahead = ahead as usize;
+            let after = if k + 2 < count { self.calendar.next(next) } else { next };
+            if k + 2 < count {
+                let ahead = after as usize;
                 prefetch(&self.nodes, ahead);
                 prefetch(&self.nic_queue, ahead);
                 self.nic_credits.prefetch(ahead);
             }
             generated += self.generate(node) as u64;
+            (node, next) = (next, after);
         }
         // All at the same time, so in the same window: one record for the slot.
         self.stats.on_generate(self.now, generated, self.packet_bytes);
-        self.slot_nodes = nodes;
         self.slot_pending = !self.calendar.is_empty();
         if self.slot_pending {
             self.q.push(self.ch.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
