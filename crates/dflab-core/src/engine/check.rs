@@ -31,6 +31,13 @@ impl Simulation {
                 self.in_source + self.in_network
             ));
         }
+        if let Some(n) = (0..self.nic_queue.len()).find(|&n| self.nic_queue[n].len() != self.queued_at(n)) {
+            return fail(format!(
+                "source queue of node {n} holds {} packets, its count says {}",
+                self.nic_queue[n].len(),
+                self.queued_at(n)
+            ));
+        }
         let queued: u64 = self.nic_queue.iter().map(|q| q.len() as u64).sum();
         if queued != self.in_source {
             return fail(format!("source queues hold {queued} packets, counter says {}", self.in_source));

@@ -209,17 +209,20 @@ struct NodeState {
     blocked: bool,
     /// Generation paused because the source queue was full (`traffic.source_queue_packets`).
     deferred: bool,
+    /// Packets in the source queue (`nic_queue[node].len()`), here so that generating a packet
+    /// at an idle NIC reads no other line.
+    queued: u32,
 }
 
 // A port is one line (more fields would make it two).
 const _: () = assert!(std::mem::size_of::<PortState>() == 64);
 
-// One line: the xoshiro state (32 bytes), three times and the flags.
+// One line: the xoshiro state (32 bytes), three times, the flags and the queue length.
 const _: () = assert!(std::mem::size_of::<NodeState>() == 64);
 
 impl NodeState {
     fn new(rng: Rng) -> NodeState {
-        NodeState { rng, busy: 0, first: 0, count: 0, wake: false, blocked: false, deferred: false }
+        NodeState { rng, busy: 0, first: 0, count: 0, wake: false, blocked: false, deferred: false, queued: 0 }
     }
 }
 
@@ -451,6 +454,7 @@ impl Simulation {
             let pkt = Packet::new(src, dst, self.topo.router_of_node(dst), self.packet_flits);
             let id = self.pkts.alloc(pkt, 0, 0);
             self.nic_queue[src as usize].push_back(id);
+            self.nodes[src as usize].queued += 1;
             self.in_source += 1;
             self.generated_total += 1;
         }
@@ -641,39 +645,53 @@ impl Simulation {
     fn generate(&mut self, node: u32) -> bool {
         let n = node as usize;
         let now = self.now;
-        let queued = self.nic_queue[n].len();
-        if queued >= self.source_limit {
-            // The round waits until a packet leaves the source queue (see nic_try_send).
-            self.nodes[n].deferred = true;
-            return false;
-        }
+        let flits = self.packet_flits as u32;
         // The node's state, borrowed once (the fields used below are disjoint from it).
         let nd = &mut self.nodes[n];
+        let queued = nd.queued as usize;
+        if queued >= self.source_limit {
+            // The round waits until a packet leaves the source queue (see nic_try_send).
+            nd.deferred = true;
+            return false;
+        }
         let dst = self.sampler.destination(node, &mut nd.rng);
-        let pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits);
         self.generated_total += 1;
         nd.count += 1;
+        // The next packet: in the common case, from the slot calendar, its slot index is this
+        // slot's plus the drawn gap (what `schedule_generation` finds by division).
+        let from_slot = self.bernoulli && now == self.cur_slot_start;
+        let next = if from_slot {
+            self.cur_slot + self.injector.slots_to_next(&mut nd.rng)
+        } else {
+            self.injector.next(now, nd.first, nd.count, &mut nd.rng)
+        };
+        // An idle NIC with credits sends the packet at once, without queueing it (what
+        // `nic_try_send` does with a queue of one, see `send_from_nic`); it is injected as it
+        // is generated.
+        let send = queued == 0 && nd.busy <= now && self.nic_credits.absorb(n, now) >= flits;
+        let mut resume = false;
+        if send {
+            resume = std::mem::take(&mut nd.deferred);
+            nd.busy = now + self.ser[0];
+        }
+        let pkt = Packet::new(node, dst, self.topo.router_of_node(dst), self.packet_flits);
+        let id = self.pkts.alloc(pkt, now, if send { now } else { 0 });
         // Filing the next packet changes neither the source queue nor the NIC.
-        let idle = queued == 0 && nd.busy <= now;
-        if self.bernoulli && now == self.cur_slot_start {
-            // The common case, from the slot calendar: the next packet's slot index is this
-            // slot's plus the drawn gap (what `schedule_generation` finds by division).
-            let slot = self.cur_slot + self.injector.slots_to_next(&mut nd.rng);
-            if slot < self.end_slot {
-                self.file_slot(node, slot, self.cur_slot);
+        if from_slot {
+            if next < self.end_slot {
+                self.file_slot(node, next, self.cur_slot);
             }
         } else {
-            let next = self.injector.next(now, nd.first, nd.count, &mut nd.rng);
             self.schedule_generation(node, next);
         }
-        if idle && self.nic_credits.absorb(n, now) >= self.packet_flits as u32 {
-            // An idle NIC with credits sends the packet at once, without queueing it (what
-            // `nic_try_send` does with a queue of one); it is injected as it is generated.
-            let id = self.pkts.alloc(pkt, now, now);
-            self.send_from_nic(node, id, false);
+        if send {
+            self.nic_departs(node, id);
+            if resume {
+                self.resume_round(node);
+            }
         } else {
-            let id = self.pkts.alloc(pkt, now, 0);
             self.in_source += 1;
+            self.nodes[n].queued += 1;
             self.nic_queue[n].push_back(id);
             self.nic_try_send(node);
         }
@@ -744,7 +762,6 @@ impl Simulation {
             if k + 2 < count {
                 let ahead = after as usize;
                 prefetch(&self.nodes, ahead);
-                prefetch(&self.nic_queue, ahead);
                 self.nic_credits.prefetch(ahead);
             }
             generated += self.generate(node) as u64;
@@ -818,6 +835,7 @@ impl Simulation {
         let queue = &mut self.nic_queue[n];
         queue.pop_front();
         let more = !queue.is_empty();
+        self.nodes[n].queued -= 1;
         self.inject(node, id, more);
     }
 
@@ -829,20 +847,33 @@ impl Simulation {
         self.send_from_nic(node, id, more);
     }
 
-    /// What `inject` does once the packet has left the source queue (or never entered it) and
-    /// carries its injection time.
+    /// What `inject` does once the packet has left the source queue and carries its injection
+    /// time.
     #[inline(always)]
     fn send_from_nic(&mut self, node: u32, id: PacketId, more: bool) {
+        let nd = &mut self.nodes[node as usize];
+        let resume = std::mem::take(&mut nd.deferred);
+        nd.busy = self.now + self.ser[0];
+        // The queue's next packet waits for the link: wake the NIC when it is free.
+        let wake = more && !nd.wake;
+        nd.wake |= wake;
+        self.nic_departs(node, id);
+        if wake {
+            self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+        }
+        if resume {
+            self.resume_round(node);
+        }
+    }
+
+    /// Packet `id` leaves the NIC of `node` for its router (the NIC's own state is updated by
+    /// the caller).
+    #[inline(always)]
+    fn nic_departs(&mut self, node: u32, id: PacketId) {
         let n = node as usize;
         let now = self.now;
         let flits = self.packet_flits as u32;
         self.nic_credits.take(n, flits);
-        let nd = &mut self.nodes[n];
-        let resume = std::mem::take(&mut nd.deferred);
-        nd.busy = now + self.ser[0];
-        // The queue's next packet waits for the link: wake the NIC when it is free.
-        let wake = more && !nd.wake;
-        nd.wake |= wake;
         if self.in_network == 0 {
             self.last_progress = now;
         }
@@ -853,12 +884,6 @@ impl Simulation {
         let router = self.topo.router_of_node(node);
         let port = self.topo.host_port_of_node(node);
         self.q.push(self.ch.nic_arrive, Event { kind: ARRIVE, vc: 0, port, a: router, b: id });
-        if wake {
-            self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
-        }
-        if resume {
-            self.resume_round(node);
-        }
     }
 
     /// A packet left the full source queue of `node`: its deferred round happens now, and the
@@ -1444,6 +1469,10 @@ impl Simulation {
     pub(super) fn waiting_of(&self, router: usize) -> &[u32] {
         let base = router * self.wait_cap;
         &self.waiting[base..base + self.wait_len[router] as usize]
+    }
+
+    pub(super) fn queued_at(&self, node: usize) -> usize {
+        self.nodes[node].queued as usize
     }
 
     pub(super) fn radix(&self) -> usize {

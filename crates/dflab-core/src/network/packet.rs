@@ -98,26 +98,27 @@ impl PacketArena {
     }
 
     /// Store a packet generated at `gen_time` and injected at `inject_time` (if known yet; see
-    /// `set_injected`). Inlined: the common case reuses a freed id.
+    /// `set_injected`). Inlined: the common case reuses a freed id. The packet is stored in one
+    /// place after its id is known, so that it can be built in its slot.
     #[inline]
     pub fn alloc(&mut self, p: Packet, gen_time: Time, inject_time: Time) -> PacketId {
         self.live += 1;
-        let st = Stamps { gen_time, inject_time };
-        if let Some(id) = self.free.pop() {
-            self.slots[id as usize] = p;
-            self.stamps[id as usize] = st;
-            id
-        } else {
-            self.grow(p, st)
-        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => self.grow(),
+        };
+        self.slots[id as usize] = p;
+        self.stamps[id as usize] = Stamps { gen_time, inject_time };
+        id
     }
 
-    /// No freed id: a new one (while the number of live packets reaches a new high).
+    /// No freed id: a new one (while the number of live packets reaches a new high), its slot
+    /// filled by the caller.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, p: Packet, st: Stamps) -> PacketId {
-        self.slots.push(p);
-        self.stamps.push(st);
+    fn grow(&mut self) -> PacketId {
+        self.slots.push(Packet::new(0, 0, 0, 0));
+        self.stamps.push(Stamps::default());
         (self.slots.len() - 1) as PacketId
     }
 
