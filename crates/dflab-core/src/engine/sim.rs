@@ -75,7 +75,6 @@ pub struct Simulation {
     free_feedbacks: Vec<u32>,
     radix: usize,
     // Timing (ps).
-    flit_bytes: u64,
     packet_flits: u16,
     /// Bytes of a packet (`flit_bytes · packet_flits`).
     packet_bytes: u64,
@@ -365,7 +364,6 @@ impl Simulation {
             feedbacks: Vec::new(),
             free_feedbacks: Vec::new(),
             radix,
-            flit_bytes,
             packet_bytes,
             packet_flits: n.packet_flits as u16,
             ser: [ser(0), ser(1), ser(2)],
@@ -1454,11 +1452,13 @@ impl Simulation {
         if at >= self.end {
             return; // still in flight when the run stops
         }
-        let bytes = self.flit_bytes * self.pkts.get(id).flits as u64;
-        self.stats.on_deliver(at, self.pkts.get(id), self.pkts.stamps(id), bytes);
+        // Every packet has `packet_flits` flits (`packet_bytes`).
+        let p = self.pkts.get(id);
+        let (hops, minimal) = (p.hops, !p.nonminimal);
         if self.tracing {
-            self.traced = Some((*self.pkts.get(id), at));
+            self.traced = Some((*p, at));
         }
+        self.stats.on_deliver(at, hops, minimal, *self.pkts.stamps(id), self.packet_bytes);
         self.in_network -= 1;
         self.delivered_total += 1;
         self.pkts.release(id);

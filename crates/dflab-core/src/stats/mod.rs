@@ -9,7 +9,7 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::network::{Packet, Stamps};
+use crate::network::Stamps;
 use crate::units::{ps_to_ns, ps_to_us, Time};
 
 pub struct Stats {
@@ -22,7 +22,6 @@ pub struct Stats {
     net_lat_sum_ps: u128,
     lat_max: Time,
     net_lat_max: Time,
-    hops_sum: u64,
     minimal: u64,
     delivered: u64,
     bytes_delivered: u64,
@@ -247,7 +246,6 @@ impl Stats {
             net_lat_sum_ps: 0,
             lat_max: 0,
             net_lat_max: 0,
-            hops_sum: 0,
             minimal: 0,
             delivered: 0,
             bytes_delivered: 0,
@@ -288,11 +286,13 @@ impl Stats {
         }
     }
 
+    /// A packet delivered at `t` after `hops` hops, on a minimal path or not, with its time
+    /// stamps (the fields read, passed by value: nothing is read again through a reference).
     #[inline]
-    pub fn on_deliver(&mut self, t: Time, pkt: &Packet, stamps: &Stamps, bytes: u64) {
+    pub fn on_deliver(&mut self, t: Time, hops: u8, minimal: bool, stamps: Stamps, bytes: u64) {
         let lat = t - stamps.gen_time;
         let lat_ns = ns_bucket(lat);
-        let minimal = (!pkt.nonminimal) as u64;
+        let minimal = minimal as u64;
         if let Some(w) = self.window_mut(t) {
             w.del_bytes += bytes;
             w.lat_sum_ps += lat as u128;
@@ -308,9 +308,9 @@ impl Stats {
             self.net_lat_sum_ps += net as u128;
             self.lat_max = self.lat_max.max(lat);
             self.net_lat_max = self.net_lat_max.max(net);
-            self.hops_sum += pkt.hops as u64;
             self.minimal += minimal;
-            self.hops[pkt.hops as usize] += 1;
+            // The hop sum is the histogram's (see `summary`).
+            self.hops[hops as usize] += 1;
             // Last: their rare calls into HdrHistogram then leave little to keep in registers.
             self.latency.record(lat_ns);
             self.net_latency.record(ns_bucket(net));
@@ -353,7 +353,7 @@ impl Stats {
             network_latency_p95_ns: q(&net_latency, 0.95),
             network_latency_p99_ns: q(&net_latency, 0.99),
             network_latency_max_ns: ps_to_ns(self.net_lat_max),
-            hops_mean: self.hops_sum as f64 / d,
+            hops_mean: self.hops.iter().enumerate().map(|(h, &c)| h as u64 * c).sum::<u64>() as f64 / d,
             minimal_fraction: if self.delivered == 0 { 0.0 } else { self.minimal as f64 / d },
             packets_generated: self.generated,
             packets_delivered: self.delivered,
