@@ -85,6 +85,17 @@ pub struct PacketArena {
 }
 
 impl PacketArena {
+    /// An arena with room for `n` packets before it reallocates (the address space only: pages
+    /// are used as packets are).
+    pub fn with_capacity(n: usize) -> PacketArena {
+        PacketArena {
+            slots: Vec::with_capacity(n),
+            stamps: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+            live: 0,
+        }
+    }
+
     /// Prefetch packet `id` (see [`crate::prefetch`]).
     #[inline]
     pub fn prefetch(&self, id: PacketId) {
