@@ -202,7 +202,8 @@ struct NodeState {
     /// The NIC's link is busy sending until then.
     busy: Time,
     /// Periodic process: time of the first packet of the current schedule and packets
-    /// generated since (the next time is computed from both, without drift).
+    /// generated since (the next time is computed from both, without drift; Bernoulli packets
+    /// filed from a slot do not count).
     first: Time,
     count: u64,
     /// A NIC_WAKE event is pending.
@@ -636,16 +637,20 @@ impl Simulation {
 
     /// Generate a packet of `node` now (a GEN event or a resumed deferred round).
     fn on_generate(&mut self, node: u32) {
-        if self.generate(node) {
+        let from_slot = self.bernoulli && self.now == self.cur_slot_start;
+        if self.generate(node, from_slot) {
+            self.generated_total += 1;
             self.stats.on_generate(self.now, 1, self.packet_bytes);
         }
     }
 
     /// Generate a packet of `node` now, file its next one and send it if the NIC is free;
     /// returns whether it was generated (not deferred by a full source queue). The caller
-    /// records it in the statistics: a slot records all its packets at once.
+    /// counts it (`generated_total`, statistics): a slot counts all its packets at once.
+    /// `from_slot`: now is the start of the Bernoulli slot visited last (always so in
+    /// `on_slot`).
     #[inline(always)]
-    fn generate(&mut self, node: u32) -> bool {
+    fn generate(&mut self, node: u32, from_slot: bool) -> bool {
         let n = node as usize;
         let now = self.now;
         let flits = self.packet_flits as u32;
@@ -658,14 +663,13 @@ impl Simulation {
             return false;
         }
         let dst = self.sampler.destination(node, &mut nd.rng);
-        self.generated_total += 1;
-        nd.count += 1;
         // The next packet: in the common case, from the slot calendar, its slot index is this
         // slot's plus the drawn gap (what `schedule_generation` finds by division).
-        let from_slot = self.bernoulli && now == self.cur_slot_start;
         let next = if from_slot {
             self.cur_slot + self.injector.slots_to_next(&mut nd.rng)
         } else {
+            // Only the periodic process reads the count (a Bernoulli node skips it above).
+            nd.count += 1;
             self.injector.next(now, nd.first, nd.count, &mut nd.rng)
         };
         // An idle NIC with credits sends the packet at once, without queueing it (what
@@ -758,6 +762,7 @@ impl Simulation {
         // that holds them is filed again by its generation.
         let mut next = if count > 1 { self.calendar.next(node) } else { node };
         let mut generated = 0;
+        let from_slot = self.now == self.cur_slot_start;
         for k in 0..count {
             // The nodes of a slot are scattered: fetch the state of the one after next while
             // this one generates (see `prefetch_for`).
@@ -767,10 +772,11 @@ impl Simulation {
                 prefetch(&self.nodes, ahead);
                 self.nic_credits.prefetch(ahead);
             }
-            generated += self.generate(node) as u64;
+            generated += self.generate(node, from_slot) as u64;
             (node, next) = (next, after);
         }
         // All at the same time, so in the same window: one record for the slot.
+        self.generated_total += generated;
         self.stats.on_generate(self.now, generated, self.packet_bytes);
         self.slot_pending = !self.calendar.is_empty();
         if self.slot_pending {
