@@ -668,7 +668,7 @@ impl Simulation {
         let next = if from_slot {
             self.cur_slot + self.injector.slots_to_next(&mut nd.rng)
         } else {
-            // Only the periodic process reads the count (a Bernoulli node skips it above).
+            // Only the periodic process reads the count (a slot does not keep it up to date).
             nd.count += 1;
             self.injector.next(now, nd.first, nd.count, &mut nd.rng)
         };
