@@ -82,7 +82,8 @@ pub struct Simulation {
     /// Bytes of a packet (`flit_bytes · packet_flits`).
     packet_bytes: u64,
     /// Serialisation time of one packet per link class (every packet has `packet_flits` flits).
-    ser: [Time; 3],
+    /// (Four entries, so that an index masked with 3 needs no bounds check; the last is unused.)
+    ser: [Time; 4],
     /// Crossbar transfer time of one packet (every packet has `packet_flits` flits).
     xfer: Time,
     pub(super) in_cap: u32,
@@ -370,7 +371,7 @@ impl Simulation {
             radix,
             packet_bytes,
             packet_flits: n.packet_flits as u16,
-            ser: [ser(0), ser(1), ser(2)],
+            ser: [ser(0), ser(1), ser(2), 0],
             xfer,
             in_cap,
             out_cap,
@@ -580,10 +581,7 @@ impl Simulation {
             }
             ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b),
             XBAR_DONE => return self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
-            PORT_WAKE => {
-                self.ports[ev.a as usize * self.radix + ev.port as usize].wake = false;
-                return self.try_send(ev.a, ev.port);
-            }
+            PORT_WAKE => return self.try_send(ev.a, ev.port, true),
             ARB_WAKE => {
                 if self.arb_wake_at[ev.a as usize] == self.now {
                     self.arb_wake_at[ev.a as usize] = Time::MAX;
@@ -1365,68 +1363,52 @@ impl Simulation {
         if self.wait_len[router as usize] > 0 {
             self.request_arb(router)?;
         }
-        self.try_send(router, port)
+        self.try_send(router, port, false)
     }
 
     /// Output arbitration: round robin over VCs whose head packet fits the downstream credits.
+    /// `woken`: called for this port's PORT_WAKE, whose pending flag it clears.
     ///
-    /// The port's line is read and written through one borrow per phase (indexing `self.ports`
-    /// anew at every use re-checked the bounds each time, ~70 instructions per call).
-    fn try_send(&mut self, router: u32, port: u16) -> Result<()> {
+    /// The port's line is borrowed once for the whole call, beside the queues and credits
+    /// (disjoint fields), and the port's VC queues are scanned as one slice: indexing anew at
+    /// every use re-checked the bounds each time.
+    fn try_send(&mut self, router: u32, port: u16, woken: bool) -> Result<()> {
         let pi = self.pidx(router, port);
         let now = self.now;
-        let st = &self.ports[pi];
+        let vcs = self.vcs;
+        let st = &mut self.ports[pi];
+        if woken {
+            st.wake = false;
+        }
         if st.busy > now {
             if !st.wake && st.queued > 0 {
                 let at = st.busy;
-                self.schedule_port_wake(router, port, at);
+                st.wake = true;
+                st.wake_at = at;
+                self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
             }
             return Ok(());
         }
         if st.queued == 0 {
             return Ok(());
         }
-        let class = st.class as usize;
+        let class = st.class as usize & 3;
         let host = class == 0;
-        let vcs = self.vcs;
-        let start = st.rr as usize;
+        let qb = pi * vcs;
         // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
         let flits = self.packet_flits as u32;
-        let mut chosen = None;
-        for i in 0..vcs {
-            let vc = if start + i >= vcs { start + i - vcs } else { start + i };
-            let qi = pi * vcs + vc;
-            if let Some(id) = self.outq.front(qi) {
-                if host || self.credits.absorb(qi, now) >= flits {
-                    chosen = Some((vc, qi, id));
-                    break;
-                }
-            }
-        }
-        let Some((vc, qi, id)) = chosen else {
-            // Every head waits for credits: wake at the earliest return on its way, or mark
-            // the port so that the next return wakes it.
-            let next = (0..vcs)
-                .filter(|&v| !self.outq.is_empty(pi * vcs + v))
-                .filter_map(|v| self.credits.next_return(pi * vcs + v))
-                .min();
-            match next {
-                Some(t) if !self.ports[pi].wake => self.schedule_port_wake(router, port, t),
-                Some(_) => {}
-                None => {
-                    for v in 0..vcs {
-                        self.credits.set_watched(pi * vcs + v, true);
-                    }
-                }
-            }
+        let credits = &mut self.credits;
+        let chosen =
+            self.outq.first_rr(qb, vcs, st.rr as usize, |q| host || credits.absorb(q, now) >= flits);
+        let Some((vc, id)) = chosen else {
+            self.send_blocked(router, port);
             return Ok(());
         };
+        let qi = qb + vc;
         self.outq.pop(qi, flits);
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
-        let was_full = self.credits.out_flits(qi) + flits > self.out_cap;
-        self.credits.remove_out_flits(qi, flits);
+        let was_full = self.credits.leave_out(qi, flits, self.out_cap, !host);
         let ser = self.ser[class];
-        let st = &mut self.ports[pi];
         st.queued -= 1;
         st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         st.busy = now + ser;
@@ -1441,7 +1423,6 @@ impl Simulation {
         if host {
             self.deliver(id, now + ser + self.eject_lat);
         } else {
-            self.credits.take(qi, flits);
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
@@ -1454,6 +1435,27 @@ impl Simulation {
             self.request_arb(router)?; // output buffer space was freed
         }
         Ok(())
+    }
+
+    /// Every head packet of output `port` waits for credits: wake the port at the earliest
+    /// return on its way, or mark it so that the next return wakes it.
+    #[inline(never)]
+    fn send_blocked(&mut self, router: u32, port: u16) {
+        let pi = self.pidx(router, port);
+        let vcs = self.vcs;
+        let next = (0..vcs)
+            .filter(|&v| !self.outq.is_empty(pi * vcs + v))
+            .filter_map(|v| self.credits.next_return(pi * vcs + v))
+            .min();
+        match next {
+            Some(t) if !self.ports[pi].wake => self.schedule_port_wake(router, port, t),
+            Some(_) => {}
+            None => {
+                for v in 0..vcs {
+                    self.credits.set_watched(pi * vcs + v, true);
+                }
+            }
+        }
     }
 
     /// The packet started on its ejection link and reaches its node at `at`: record it now

@@ -169,6 +169,21 @@ impl CreditLedger {
         s.watched
     }
 
+    /// A packet of `flits` flits leaves the output buffer of VC queue `q` for its link, using
+    /// as many downstream credits if `take` (the caller checked they are free after `absorb`).
+    /// Returns whether the buffer was full before (no room for another such packet within
+    /// `out_cap`): one lookup for what `out_flits`, `remove_out_flits` and `take` do.
+    #[inline]
+    pub fn leave_out(&mut self, q: usize, flits: u32, out_cap: u32, take: bool) -> bool {
+        let s = &mut self.state[q];
+        let was_full = s.out_flits + flits > out_cap;
+        s.out_flits -= flits;
+        if take {
+            s.free -= flits;
+        }
+        was_full
+    }
+
     /// Flits in the output buffer of VC queue `q`.
     #[inline]
     pub fn out_flits(&self, q: usize) -> u32 {

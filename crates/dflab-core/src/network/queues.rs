@@ -99,6 +99,32 @@ impl PacketQueues {
         Some(id)
     }
 
+    /// Round robin over queues `base..base + n` starting at `base + start` (`start < n`): the
+    /// first non-empty queue whose index `ok` accepts, as (offset from `base`, head packet).
+    /// The queues are scanned as one slice (one bounds check).
+    #[inline]
+    pub fn first_rr(
+        &self,
+        base: usize,
+        n: usize,
+        start: usize,
+        mut ok: impl FnMut(usize) -> bool,
+    ) -> Option<(usize, PacketId)> {
+        let metas = &self.meta[base..base + n];
+        let (before, from) = metas.split_at(start.min(n));
+        for (k, m) in from.iter().enumerate() {
+            if m.len > 0 && ok(base + start + k) {
+                return Some((start + k, m.head));
+            }
+        }
+        for (k, m) in before.iter().enumerate() {
+            if m.len > 0 && ok(base + k) {
+                return Some((k, m.head));
+            }
+        }
+        None
+    }
+
     pub fn iter(&self, q: usize) -> impl Iterator<Item = PacketId> + '_ {
         let m = self.meta[q];
         let mut at = m.head;
