@@ -11,7 +11,7 @@ use super::queue::{Event, EventQueue, MAX_TIME};
 use crate::config::{Experiment, Process};
 use crate::error::{Error, Result};
 use crate::fastdiv::FastDiv;
-use crate::network::{CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
+use crate::network::{Admit, CreditLedger, Packet, PacketArena, PacketId, PacketQueues};
 use crate::prefetch::prefetch;
 use crate::routing::{Algorithm, AnyRouting, Feedback, Hop, Rng, RouterView, Routing};
 use crate::stats::{Series, Stats, Summary};
@@ -94,8 +94,8 @@ pub struct Simulation {
     end_slot: u64,
     /// Output stage + host link: from the start of an ejection to delivery (plus serialisation).
     eject_lat: Time,
-    /// Credit latency per link class.
-    credit_lat: [Time; 3],
+    /// Credit latency per link class (a fourth entry, unused, as in `ser`).
+    credit_lat: [Time; 4],
     watchdog: Time,
     // Engine state.
     q: EventQueue,
@@ -255,12 +255,13 @@ struct Channels {
     nic_arrive: usize,
     nic_wake: usize,
     slot: usize,
-    /// Credit latency per link class, as wake-ups of a sender blocked on credits.
-    credit: [usize; 3],
-    arrive: [usize; 3],
-    port_wake: [usize; 3],
+    /// Credit latency per link class, as wake-ups of a sender blocked on credits. (Per class
+    /// arrays have a fourth, unused entry: an index masked with 3 needs no bounds check.)
+    credit: [usize; 4],
+    arrive: [usize; 4],
+    port_wake: [usize; 4],
     /// Crossbar transfer plus link: the fast path straight through an idle output port.
-    arrive_through: [usize; 3],
+    arrive_through: [usize; 4],
 }
 
 fn class_index(c: LinkClass) -> usize {
@@ -352,10 +353,10 @@ impl Simulation {
             nic_arrive: q.channel(ser(0) + link_lat[0] + in_lat),
             nic_wake: q.channel(ser(0)),
             slot: q.channel(slot),
-            credit: [0, q.channel(out_lat + link_lat[1] + in_lat), q.channel(out_lat + link_lat[2] + in_lat)],
-            arrive: [0, q.channel(link(1)), q.channel(link(2))],
-            port_wake: [q.channel(ser(0)), q.channel(ser(1)), q.channel(ser(2))],
-            arrive_through: [0, q.channel(xfer + link(1)), q.channel(xfer + link(2))],
+            credit: [0, q.channel(out_lat + link_lat[1] + in_lat), q.channel(out_lat + link_lat[2] + in_lat), 0],
+            arrive: [0, q.channel(link(1)), q.channel(link(2)), 0],
+            port_wake: [q.channel(ser(0)), q.channel(ser(1)), q.channel(ser(2)), 0],
+            arrive_through: [0, q.channel(xfer + link(1)), q.channel(xfer + link(2)), 0],
         };
 
         Ok(Simulation {
@@ -378,7 +379,7 @@ impl Simulation {
             end,
             end_slot: end.div_ceil(slot),
             eject_lat: out_lat + link_lat[0],
-            credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat],
+            credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat, 0],
             watchdog: us_to_ps(cfg.run.watchdog_us),
             q,
             ch,
@@ -502,13 +503,16 @@ impl Simulation {
             }
         }
         let check_every = us_to_ps(1.0);
-        let mut next_check = check_every;
+        let mut next_check = if self.check { check_every } else { Time::MAX };
         let mut ran_out = true;
         // The watchdog condition (packets in flight and no progress for `watchdog`) cannot hold
         // before `watch_at`: progress only moves forward, so the last check's bound stays valid.
         let mut watch_at: Time = 0;
+        // The earlier of `watch_at` and `next_check`: one comparison per event for both.
+        let mut due: Time = 0;
+        let end = self.end;
         while let Some((t, ev)) = self.q.pop() {
-            if t >= self.end {
+            if t >= end {
                 ran_out = false;
                 break;
             }
@@ -518,15 +522,18 @@ impl Simulation {
                 self.prefetch_for(next);
             }
             self.dispatch(ev)?;
-            if t >= watch_at {
-                if self.in_network > 0 && t - self.last_progress > self.watchdog {
-                    return Err(Error::Deadlock(self.deadlock_report()));
+            if t >= due {
+                if t >= watch_at {
+                    if self.in_network > 0 && t - self.last_progress > self.watchdog {
+                        return Err(Error::Deadlock(self.deadlock_report()));
+                    }
+                    watch_at = self.last_progress.saturating_add(self.watchdog).saturating_add(1);
                 }
-                watch_at = self.last_progress.saturating_add(self.watchdog).saturating_add(1);
-            }
-            if self.check && t >= next_check {
-                self.check_invariants()?;
-                next_check = t + check_every;
+                if t >= next_check {
+                    self.check_invariants()?;
+                    next_check = t + check_every;
+                }
+                due = watch_at.min(next_check);
             }
         }
         if ran_out && self.in_network > 0 {
@@ -914,10 +921,8 @@ impl Simulation {
             // in the input port's line, prefetched with this event.
             self.credits.prefetch(self.ports[self.pidx(router, port)].peer_queues as usize + vc as usize);
         }
-        if self.pkts.get(id).dst_router == router {
-            self.pkts.prefetch_stamps(id); // read when it is delivered
-        }
-        let flits = {
+        // One lookup of the packet for everything this hop reads and writes in it.
+        let (flits, at_dst) = {
             let pkt = self.pkts.get_mut(id);
             pkt.prev_arrival = pkt.arrival;
             pkt.arrival = self.now;
@@ -925,8 +930,11 @@ impl Simulation {
                 pkt.hops += 1;
                 pkt.global_hops += (port >= self.topo.first_global_port()) as u8;
             }
-            pkt.flits as u32
+            (pkt.flits as u32, pkt.dst_router == router)
         };
+        if at_dst {
+            self.pkts.prefetch_stamps(id); // read when it is delivered
+        }
         if self.check {
             if host {
                 self.nic_inflight_flits[router as usize * self.topo.p + port as usize] -= flits;
@@ -1182,6 +1190,10 @@ impl Simulation {
 
     /// The grant of [`Simulation::try_grant`] for head packet `id`; `queued` says whether it
     /// sits in the input queue (the idle-router path offers it before queueing it).
+    ///
+    /// Each port line and the output VC's credit state are looked up once or twice per grant
+    /// (reads first, writes at the end), not at every use: every lookup costs a multiply and a
+    /// bounds check.
     #[inline(always)]
     fn grant(&mut self, router: u32, e: u32, id: PacketId, queued: bool) -> Result<Grant> {
         let now = self.now;
@@ -1191,6 +1203,8 @@ impl Simulation {
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));
         }
+        // What the credit return needs from the input port's line (fixed fields).
+        let (in_class, in_peer, in_peer_queues) = (inp.class as usize & 3, inp.peer, inp.peer_queues);
         let qi = ip * self.vcs + vc;
         let (out_port, out_vc) = {
             let p = self.pkts.get(id);
@@ -1199,10 +1213,9 @@ impl Simulation {
         let flits = self.packet_flits as u32;
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
-        // One borrow of the output port's line per phase: indexing `self.ports` at every use
-        // re-checked the bounds each time.
         let out = &self.ports[op];
-        let host = out.class == 0;
+        let class = out.class as usize & 3;
+        let host = class == 0;
         if !host && out.peer.0 == NONE {
             // Checked here rather than when routing: this line is read here anyway.
             return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
@@ -1211,24 +1224,42 @@ impl Simulation {
             return Ok(self.busy(out.xout_busy, out.xout_silent));
         }
         let (out_queued, out_busy, out_wake, out_wake_at) = (out.queued, out.busy, out.wake, out.wake_at);
-        if self.credits.out_flits(oi) + flits > self.out_cap {
-            // Space freeing in the output buffer triggers arbitration (see `try_send`).
-            return Ok(Grant::No);
-        }
+        let done = now + self.xfer;
+        // Fast path if nothing is queued at the output, it is free when the transfer ends and
+        // (unless it ejects) its VC has the credits: the packet starts on the link right then.
+        // Same timing as queueing it and sending at XBAR_DONE, one event fewer; the congestion
+        // signal counts it as used credits instead of output-buffer flits, so their sum is
+        // unchanged. Otherwise it is queued, reserving its output-buffer space. A full buffer
+        // refuses it (space freeing in the output buffer triggers arbitration, see `try_send`).
+        let idle = out_queued == 0 && out_busy <= done;
+        let through = match self.credits.admit(oi, now, flits, self.out_cap, idle, host) {
+            Admit::Full => return Ok(Grant::No),
+            Admit::Through => true,
+            Admit::Queue => false,
+        };
         if queued {
             self.inq.pop(qi, flits);
         }
-        let done = now + self.xfer;
         self.lru_clock += 1;
         self.lru[qi] = self.lru_clock;
         self.traversals += 1;
         self.last_progress = now;
-        let grant = if out_queued == 0 && out_busy <= done && (host || self.credits.absorb(oi, now) >= flits) {
-            // Fast path: nothing is queued at the output and it is free when the transfer
-            // ends, so the packet starts on the link right then. Same timing as queueing it
-            // and sending at XBAR_DONE, one event fewer; the congestion signal counts it
-            // as used credits instead of output-buffer flits, so their sum is unchanged.
-            self.send_through(router, out_port, out_vc, id, flits, done);
+        let out = &mut self.ports[op];
+        let grant = if through {
+            let ser = self.ser[class];
+            out.busy = done + ser;
+            out.xout_busy = done;
+            out.xout_silent = true;
+            let (pr, pp) = out.peer;
+            if host {
+                self.deliver(id, done + ser + self.eject_lat);
+            } else {
+                if self.check {
+                    self.inflight_flits[oi] += flits;
+                }
+                let ev = Event { kind: ARRIVE, vc: out_vc as u8, port: pp, a: pr, b: id };
+                self.q.push(self.ch.arrive_through[class], ev);
+            }
             Grant::Through
         } else if out_busy >= done && (!out_wake || out_wake_at <= out_busy) {
             // The link stays busy until after the transfer ends, and the port's next wake-up
@@ -1236,58 +1267,38 @@ impl Simulation {
             // look at this buffer before the packet is through the crossbar, so it joins the
             // buffer now and no XBAR_DONE is needed. Same decisions as the XBAR_DONE path, one
             // event fewer; crossbar ports held by it are silent like the fast path's.
-            self.credits.add_out_flits(oi, flits);
-            self.outq.push(oi, id, flits);
-            self.ports[op].queued += 1;
+            out.queued += 1;
+            out.xout_busy = done;
+            out.xout_silent = true;
             if !out_wake {
-                self.schedule_port_wake(router, out_port, out_busy);
+                // As `schedule_port_wake`.
+                out.wake = true;
+                out.wake_at = out_busy;
+                self.q.at(out_busy, Event { kind: PORT_WAKE, vc: 0, port: out_port, a: router, b: 0 });
             }
+            self.outq.push(oi, id, flits);
             Grant::QueuedSilent
         } else {
-            self.credits.add_out_flits(oi, flits);
+            out.xout_busy = done;
+            out.xout_silent = false;
             self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
             Grant::Queued
         };
-        // The crossbar ports are held until the transfer ends (set after the branches above,
-        // which read neither).
-        let silent = !matches!(grant, Grant::Queued);
+        // The crossbar ports are held until the transfer ends (the input side is set after
+        // the branches above, which do not read it).
         let inp = &mut self.ports[ip];
         inp.xin_busy = done;
-        inp.xin_silent = silent;
-        let out = &mut self.ports[op];
-        out.xout_busy = done;
-        out.xout_silent = silent;
+        inp.xin_silent = !matches!(grant, Grant::Queued);
         if self.wants_feedback && !self.topo.is_host_port(in_port) {
             self.send_feedback(router, in_port, id);
         }
-        self.return_credit(router, in_port, vc, flits);
+        self.return_credit(router, in_port, vc, flits, in_class, in_peer, in_peer_queues);
         if queued {
             if let Some(next) = self.inq.front(qi) {
                 self.route_head(router, in_port, vc, next)?;
             }
         }
         Ok(grant)
-    }
-
-    /// Put a packet on the link of `port` at time `start` (≥ now) straight from the crossbar.
-    #[inline(always)]
-    fn send_through(&mut self, router: u32, port: u16, vc: usize, id: PacketId, flits: u32, start: Time) {
-        let pi = self.pidx(router, port);
-        let st = &mut self.ports[pi];
-        let class = st.class as usize;
-        let ser = self.ser[class];
-        st.busy = start + ser;
-        let (pr, pp) = st.peer;
-        if class == 0 {
-            self.deliver(id, start + ser + self.eject_lat);
-        } else {
-            let qi = pi * self.vcs + vc;
-            self.credits.take(qi, flits);
-            if self.check {
-                self.inflight_flits[qi] += flits;
-            }
-            self.q.push(self.ch.arrive_through[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
-        }
     }
 
     /// Ask the routing for feedback on the packet leaving input `in_port` and send it upstream
@@ -1312,10 +1323,19 @@ impl Simulation {
 
     /// The packet left input (port, vc): its credits travel back upstream. They are recorded
     /// with their arrival time; only a sender blocked on credits gets a wake-up event.
+    /// `class`, `peer` and `peer_queues` are those of the input port's line.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn return_credit(&mut self, router: u32, in_port: u16, vc: usize, flits: u32) {
-        let inp = &self.ports[self.pidx(router, in_port)];
-        let class = inp.class as usize;
+    fn return_credit(
+        &mut self,
+        router: u32,
+        in_port: u16,
+        vc: usize,
+        flits: u32,
+        class: usize,
+        peer: (u32, u16),
+        peer_queues: u32,
+    ) {
         if class == 0 {
             let node = router as usize * self.topo.p + in_port as usize;
             self.nic_credits.give_back(node, self.now, self.now + self.credit_lat[0], flits);
@@ -1326,8 +1346,8 @@ impl Simulation {
                 self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0 });
             }
         } else {
-            let (ur, up) = inp.peer;
-            let uq = inp.peer_queues as usize + vc;
+            let (ur, up) = peer;
+            let uq = peer_queues as usize + vc;
             let at = self.now + self.credit_lat[class];
             if self.credits.give_back(uq, self.now, at, flits) {
                 // The upstream port waits for credits: wake it when this return arrives.

@@ -24,6 +24,14 @@ pub struct CreditLedger {
 /// and absorbing them needs no ring access. That is the common case on short links, where a
 /// return arrives before the next packet is sent; the ring (a cache miss on most accesses in
 /// a CPU profile) is then neither written nor read.
+/// Outcome of [`CreditLedger::admit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    Full,
+    Through,
+    Queue,
+}
+
 #[derive(Clone, Copy)]
 struct State {
     /// The newest pending return, packed like the ring entries (valid when `len > 0`).
@@ -112,15 +120,26 @@ impl CreditLedger {
         f
     }
 
-    /// Absorb the returns that have arrived by `now`; returns the free credits.
-    #[inline]
+    /// Absorb the returns that have arrived by `now`; returns the free credits. Inlined: the
+    /// usual cases (nothing pending, or all pending returns arrived) read the state line alone;
+    /// the ring is read out of line.
+    #[inline(always)]
     pub fn absorb(&mut self, q: usize, now: Time) -> u32 {
-        let base = q * self.cap as usize;
         let s = &mut self.state[q];
         if s.len == 0 || s.fold_if_all_arrived(now) {
             return s.free;
         }
-        // The newest is still on its way: absorb the older ones that have arrived.
+        if s.len == 1 {
+            return s.free;
+        }
+        self.absorb_ring(q, now)
+    }
+
+    /// The newest return of `q` is still on its way: absorb the older ones that have arrived.
+    #[inline(never)]
+    fn absorb_ring(&mut self, q: usize, now: Time) -> u32 {
+        let base = q * self.cap as usize;
+        let s = &mut self.state[q];
         while s.len > 1 {
             let (t, flits) = unpack(self.ring[base + s.head as usize]);
             if t > now {
@@ -134,6 +153,40 @@ impl CreditLedger {
         s.free
     }
 
+    /// A crossbar request for a packet of `flits` flits into the output buffer of VC `q`
+    /// (`out_cap` flits): `Full` if the buffer has no room for it (nothing changes); `Through`
+    /// if the output is `idle` and the packet can go straight on: it ejects (`host`, no
+    /// credits) or the VC's free credits after absorbing the arrived returns cover it (they are
+    /// taken); otherwise `Queue`, with its flits added to the buffer's. One lookup of the
+    /// state for what `out_flits`, `absorb`, `take` and `add_out_flits` do.
+    #[inline(always)]
+    pub fn admit(&mut self, q: usize, now: Time, flits: u32, out_cap: u32, idle: bool, host: bool) -> Admit {
+        let s = &mut self.state[q];
+        if s.out_flits + flits > out_cap {
+            return Admit::Full;
+        }
+        if idle {
+            if host {
+                return Admit::Through;
+            }
+            // As `absorb`: the ring is read only if an older return may have arrived.
+            let s = if s.len == 0 || s.fold_if_all_arrived(now) || s.len == 1 {
+                s
+            } else {
+                self.absorb_ring(q, now);
+                &mut self.state[q]
+            };
+            if s.free >= flits {
+                s.free -= flits;
+                return Admit::Through;
+            }
+            s.out_flits += flits;
+            return Admit::Queue;
+        }
+        s.out_flits += flits;
+        Admit::Queue
+    }
+
     /// Use `flits` credits (the caller checked they are free after `absorb`).
     #[inline]
     pub fn take(&mut self, q: usize, flits: u32) {
@@ -145,7 +198,7 @@ impl CreditLedger {
     /// arrived by `now` they are absorbed first (as any later reading would), so the new one
     /// becomes the only pending return and the ring is not written. Returns whether the sender
     /// is watching for a return (see `set_watched`), read from the same line.
-    #[inline]
+    #[inline(always)]
     pub fn give_back(&mut self, q: usize, now: Time, time: Time, flits: u32) -> bool {
         let s = &mut self.state[q];
         if s.len > 0 {

@@ -5,6 +5,6 @@ pub mod credits;
 pub mod packet;
 pub mod queues;
 
-pub use credits::CreditLedger;
+pub use credits::{Admit, CreditLedger};
 pub use packet::{Packet, PacketArena, PacketId, Stamps};
 pub use queues::PacketQueues;

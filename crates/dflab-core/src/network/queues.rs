@@ -63,10 +63,10 @@ impl PacketQueues {
 
     /// Push a packet of `flits` flits at the back; returns false (and does nothing) when the
     /// queue is full.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, q: usize, id: PacketId, flits: u32) -> bool {
         if id as usize >= self.next.len() {
-            self.next.resize((id as usize + 1).next_power_of_two().max(1024), NIL);
+            self.grow_links(id);
         }
         let m = &mut self.meta[q];
         if m.len == self.cap {
@@ -81,6 +81,13 @@ impl PacketQueues {
         m.len += 1;
         m.flits += flits;
         true
+    }
+
+    /// Make room for the link of packet `id` (ids grow with the packets alive at once).
+    #[cold]
+    #[inline(never)]
+    fn grow_links(&mut self, id: PacketId) {
+        self.next.resize((id as usize + 1).next_power_of_two().max(1024), NIL);
     }
 
     /// Pop the front packet, which has `flits` flits.
