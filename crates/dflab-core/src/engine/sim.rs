@@ -40,6 +40,11 @@ const PHASE: u8 = 12;
 /// Packets per node the arena has room for from the start (it grows beyond as needed).
 const PACKETS_RESERVED_PER_NODE: usize = 16;
 
+/// The event handlers' result: the error boxed, so that `Ok` is a null pointer returned in a
+/// register (an unboxed `Error` made every handler return through memory and its caller test
+/// a niche value there, several instructions per event).
+type Fallible<T = ()> = std::result::Result<T, Box<Error>>;
+
 /// Independent RNG streams: the same experiment seed gives every router and node its own stream,
 /// so results do not depend on how events interleave.
 pub(crate) fn stream_seed(seed: u64, kind: u64, id: u64) -> u64 {
@@ -473,7 +478,7 @@ impl Simulation {
         let mut done = Vec::with_capacity(pairs.len());
         while let Some((t, ev)) = self.q.pop() {
             self.now = t;
-            self.dispatch(ev)?;
+            self.dispatch(ev).map_err(|e| *e)?;
             if let Some(d) = self.traced.take() {
                 done.push(d);
                 if done.len() == pairs.len() {
@@ -521,7 +526,7 @@ impl Simulation {
             if let Some(next) = self.q.peek() {
                 self.prefetch_for(next);
             }
-            self.dispatch(ev)?;
+            self.dispatch(ev).map_err(|e| *e)?;
             if t >= due {
                 if t >= watch_at {
                     if self.in_network > 0 && t - self.last_progress > self.watchdog {
@@ -568,7 +573,7 @@ impl Simulation {
     }
 
     #[inline]
-    fn dispatch(&mut self, ev: Event) -> Result<()> {
+    fn dispatch(&mut self, ev: Event) -> Fallible {
         match ev.kind {
             GEN => {
                 if ev.b == self.gen_epoch {
@@ -792,7 +797,7 @@ impl Simulation {
     /// A traffic phase starts: swap in its load and/or pattern and restart every node's
     /// generation schedule from now (exact for Bernoulli, which is memoryless; periodic nodes
     /// draw a new phase).
-    fn on_phase(&mut self, i: usize) -> Result<()> {
+    fn on_phase(&mut self, i: usize) -> Fallible {
         let ph = self.cfg.traffic.phases[i].clone();
         if let Some(load) = ph.load {
             self.injector = Injector::new(self.cfg.traffic.process, load, self.slot);
@@ -913,7 +918,7 @@ impl Simulation {
 
     // ---- Router ----------------------------------------------------------------------------
 
-    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
+    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Fallible {
         let qi = self.qidx(router, port, vc as usize);
         let host = self.topo.is_host_port(port);
         if !host {
@@ -972,10 +977,11 @@ impl Simulation {
                 "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {} flits)",
                 self.inq.flits(qi),
                 self.in_cap
-            )));
+            ))
+            .into());
         }
         if !self.inq.push(qi, id, flits) {
-            return Err(Error::Invariant(format!("input queue of router {router} port {port} VC {vc} is full")));
+            return Err(Error::Invariant(format!("input queue of router {router} port {port} VC {vc} is full")).into());
         }
         if self.inq.len(qi) == 1 {
             self.route_head(router, port, vc as usize, id)?;
@@ -986,7 +992,7 @@ impl Simulation {
 
     /// Route the packet that just became the head of input (port, vc) and file its crossbar
     /// request.
-    fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Result<()> {
+    fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Fallible {
         self.route(router, in_port, id)?;
         self.push_request(router, (in_port as u32) << VC_BITS | vc as u32);
         Ok(())
@@ -1074,13 +1080,13 @@ impl Simulation {
     /// picosecond are therefore served in event order, and LRU decides among everything that is
     /// waiting at that moment.
     #[inline]
-    fn request_arb(&mut self, router: u32) -> Result<()> {
+    fn request_arb(&mut self, router: u32) -> Fallible {
         self.on_arbitrate(router)
     }
 
     /// Crossbar allocation: least-recently-granted (input port, VC) first; each winner takes its
     /// input and output crossbar ports for the packet's transfer time.
-    fn on_arbitrate(&mut self, router: u32) -> Result<()> {
+    fn on_arbitrate(&mut self, router: u32) -> Fallible {
         let r = router as usize;
         let base = r * self.wait_cap;
         // The earliest time a refused request's busy crossbar port frees.
@@ -1182,7 +1188,7 @@ impl Simulation {
     /// Grant the request of waiting entry `e` (= in_port << VC_BITS | vc) if its crossbar ports are
     /// free and its output VC has room; route the next head of that input VC if there is one.
     #[inline]
-    fn try_grant(&mut self, router: u32, e: u32) -> Result<Grant> {
+    fn try_grant(&mut self, router: u32, e: u32) -> Fallible<Grant> {
         let qi = self.pidx(router, (e >> VC_BITS) as u16) * self.vcs + (e & VC_MASK) as usize;
         let id = self.inq.front(qi).expect("waiting entry has a head packet");
         self.grant(router, e, id, true)
@@ -1195,7 +1201,7 @@ impl Simulation {
     /// (reads first, writes at the end), not at every use: every lookup costs a multiply and a
     /// bounds check.
     #[inline(always)]
-    fn grant(&mut self, router: u32, e: u32, id: PacketId, queued: bool) -> Result<Grant> {
+    fn grant(&mut self, router: u32, e: u32, id: PacketId, queued: bool) -> Fallible<Grant> {
         let now = self.now;
         let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
         let ip = self.pidx(router, in_port);
@@ -1218,7 +1224,7 @@ impl Simulation {
         let host = class == 0;
         if !host && out.peer.0 == NONE {
             // Checked here rather than when routing: this line is read here anyway.
-            return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")));
+            return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")).into());
         }
         if out.xout_busy > now {
             return Ok(self.busy(out.xout_busy, out.xout_silent));
@@ -1373,7 +1379,7 @@ impl Simulation {
         self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
     }
 
-    fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Result<()> {
+    fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Fallible {
         let qi = self.qidx(router, port, vc as usize);
         let flits = self.packet_flits as u32;
         let pushed = self.outq.push(qi, id, flits);
@@ -1392,7 +1398,7 @@ impl Simulation {
     /// The port's line is borrowed once for the whole call, beside the queues and credits
     /// (disjoint fields), and the port's VC queues are scanned as one slice: indexing anew at
     /// every use re-checked the bounds each time.
-    fn try_send(&mut self, router: u32, port: u16, woken: bool) -> Result<()> {
+    fn try_send(&mut self, router: u32, port: u16, woken: bool) -> Fallible {
         let pi = self.pidx(router, port);
         let now = self.now;
         let vcs = self.vcs;
