@@ -516,15 +516,15 @@ impl Simulation {
         // The earlier of `watch_at` and `next_check`: one comparison per event for both.
         let mut due: Time = 0;
         let end = self.end;
-        while let Some((t, ev)) = self.q.pop() {
+        while let Some((t, ev, next)) = self.q.pop_peek() {
             if t >= end {
                 ran_out = false;
                 break;
             }
             self.now = t;
             self.events += 1;
-            if let Some(next) = self.q.peek() {
-                self.prefetch_for(next);
+            if let Some(next) = next {
+                self.prefetch_for(&next);
             }
             self.dispatch(ev).map_err(|e| *e)?;
             if t >= due {
