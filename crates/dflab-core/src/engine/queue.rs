@@ -21,6 +21,10 @@ pub struct Event {
     pub port: u16,
     pub a: u32,
     pub b: u32,
+    /// A fourth operand, in what was padding of the queue entries (`Timed` is 24 bytes, the
+    /// wheel's `Entry` 32 either way): arrivals and port wake-ups carry the port's index
+    /// (`router · radix + port`), so that neither the prefetch nor the handler multiplies.
+    pub c: u32,
 }
 
 /// A FIFO entry: FIFOs keep insertion order themselves, so they need no sequence number.
@@ -30,7 +34,7 @@ struct Timed {
     ev: Event,
 }
 
-const FILLER: Timed = Timed { time: 0, ev: Event { kind: 0, vc: 0, port: 0, a: 0, b: 0 } };
+const FILLER: Timed = Timed { time: 0, ev: Event { kind: 0, vc: 0, port: 0, a: 0, b: 0, c: 0 } };
 
 /// The events of one fixed delay, in push order: a ring buffer of power-of-two capacity,
 /// indexed by free-running `u32` counters masked to the capacity (cheaper than `VecDeque`,
@@ -375,7 +379,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn ev(b: u32) -> Event {
-        Event { kind: 0, vc: 0, port: 0, a: 0, b }
+        Event { kind: 0, vc: 0, port: 0, a: 0, b, c: 0 }
     }
 
     /// A FIFO that wraps around and then grows (twice) keeps its order.

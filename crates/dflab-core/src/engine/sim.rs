@@ -179,6 +179,8 @@ pub(super) struct PortState {
     /// Index of the first VC queue of the peer port (`(router·radix + port)·vcs`): where the
     /// credits of a packet leaving this input go, without recomputing it per hop.
     peer_queues: u32,
+    /// Index of the peer port (`router·radix + port`), carried by the arrivals sent to it.
+    peer_port: u32,
     /// Packets waiting in this port's output buffers (all VCs).
     queued: u32,
     /// Output round-robin pointer.
@@ -393,9 +395,9 @@ impl Simulation {
                 .enumerate()
                 .map(|(i, &peer)| {
                     let class = class_index(topo.class_of_port((i % radix) as u16)) as u8;
-                    let peer_queues =
-                        if peer.0 == NONE { 0 } else { ((peer.0 as usize * radix + peer.1 as usize) * vcs) as u32 };
-                    PortState { peer, class, peer_queues, ..PortState::default() }
+                    let peer_port = if peer.0 == NONE { 0 } else { (peer.0 as usize * radix + peer.1 as usize) as u32 };
+                    let peer_queues = peer_port * vcs as u32;
+                    PortState { peer, class, peer_queues, peer_port, ..PortState::default() }
                 })
                 .collect(),
             now: 0,
@@ -494,7 +496,7 @@ impl Simulation {
         if self.cfg.traffic.process == Process::Bernoulli {
             // The slot chain starts at slot 0 and visits every slot while nodes are filed.
             self.slot_pending = true;
-            self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+            self.q.at(0, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0, c: 0 });
         }
         for node in 0..self.topo.nodes() {
             let t = self.injector.first(&mut self.nodes[node].rng);
@@ -504,7 +506,7 @@ impl Simulation {
         for (i, ph) in self.cfg.traffic.phases.iter().enumerate() {
             let t = us_to_ps(ph.start_us);
             if t < self.end {
-                self.q.at(t, Event { kind: PHASE, vc: 0, port: 0, a: 0, b: i as u32 });
+                self.q.at(t, Event { kind: PHASE, vc: 0, port: 0, a: 0, b: i as u32, c: 0 });
             }
         }
         let check_every = us_to_ps(1.0);
@@ -591,9 +593,9 @@ impl Simulation {
                 self.nodes[ev.a as usize].wake = false;
                 self.nic_try_send(ev.a);
             }
-            ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b),
+            ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b, ev.c as usize),
             XBAR_DONE => return self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
-            PORT_WAKE => return self.try_send(ev.a, ev.port, true),
+            PORT_WAKE => return self.try_send(ev.a, ev.port, ev.c as usize, true),
             ARB_WAKE => {
                 if self.arb_wake_at[ev.a as usize] == self.now {
                     self.arb_wake_at[ev.a as usize] = Time::MAX;
@@ -616,7 +618,7 @@ impl Simulation {
         match ev.kind {
             ARRIVE => {
                 self.pkts.prefetch(ev.b);
-                prefetch(&self.ports, self.pidx(ev.a, ev.port));
+                prefetch(&self.ports, ev.c as usize);
                 if self.topo.is_host_port(ev.port) {
                     let node = ev.a as usize * self.topo.p + ev.port as usize;
                     self.nic_credits.prefetch(node);
@@ -624,7 +626,7 @@ impl Simulation {
                 }
             }
             PORT_WAKE => {
-                let pi = self.pidx(ev.a, ev.port);
+                let pi = ev.c as usize;
                 prefetch(&self.ports, pi);
                 self.outq.prefetch(pi * self.vcs);
                 self.credits.prefetch(pi * self.vcs);
@@ -727,7 +729,7 @@ impl Simulation {
             let current = self.slot_of(self.now);
             self.file_slot(node, slot, current);
         } else {
-            self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: self.gen_epoch });
+            self.q.at(at, Event { kind: GEN, vc: 0, port: 0, a: node, b: self.gen_epoch, c: 0 });
         }
     }
 
@@ -747,7 +749,7 @@ impl Simulation {
     #[inline(never)]
     fn restart_slots(&mut self, current: u64) {
         self.slot_pending = true;
-        self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+        self.q.at((current + 1) * self.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0, c: 0 });
     }
 
     /// Index of the slot containing `t` (`⌊t / slot⌋`).
@@ -790,7 +792,7 @@ impl Simulation {
         self.stats.on_generate(self.now, generated, self.packet_bytes);
         self.slot_pending = !self.calendar.is_empty();
         if self.slot_pending {
-            self.q.push(self.ch.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0 });
+            self.q.push(self.ch.slot, Event { kind: SLOT, vc: 0, port: 0, a: 0, b: 0, c: 0 });
         }
     }
 
@@ -831,7 +833,7 @@ impl Simulation {
             if !self.nodes[n].wake && !self.nic_queue[n].is_empty() {
                 self.nodes[n].wake = true;
                 // Arbitrary delay: goes to the heap, not to a per-delay FIFO.
-                self.q.at(self.nodes[n].busy, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+                self.q.at(self.nodes[n].busy, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0, c: 0 });
             }
             return;
         }
@@ -844,7 +846,7 @@ impl Simulation {
             match self.nic_credits.next_return(n) {
                 Some(t) if !self.nodes[n].wake => {
                     self.nodes[n].wake = true;
-                    self.q.at(t, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+                    self.q.at(t, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0, c: 0 });
                 }
                 Some(_) => {}
                 None => self.nodes[n].blocked = true,
@@ -878,7 +880,7 @@ impl Simulation {
         nd.wake |= wake;
         self.nic_departs(node, id);
         if wake {
-            self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0 });
+            self.q.push(self.ch.nic_wake, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node, b: 0, c: 0 });
         }
         if resume {
             self.resume_round(node);
@@ -902,7 +904,8 @@ impl Simulation {
         }
         let router = self.topo.router_of_node(node);
         let port = self.topo.host_port_of_node(node);
-        self.q.push(self.ch.nic_arrive, Event { kind: ARRIVE, vc: 0, port, a: router, b: id });
+        let c = self.pidx(router, port) as u32;
+        self.q.push(self.ch.nic_arrive, Event { kind: ARRIVE, vc: 0, port, a: router, b: id, c });
     }
 
     /// A packet left the full source queue of `node`: its deferred round happens now, and the
@@ -918,13 +921,15 @@ impl Simulation {
 
     // ---- Router ----------------------------------------------------------------------------
 
-    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Fallible {
-        let qi = self.qidx(router, port, vc as usize);
+    /// Packet `id` arrives at input (`port`, `vc`) of `router`; `pi` is the port's index.
+    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId, pi: usize) -> Fallible {
+        debug_assert_eq!(pi, self.pidx(router, port));
+        let qi = pi * self.vcs + vc as usize;
         let host = self.topo.is_host_port(port);
         if !host {
             // The credits this packet frees go upstream (`return_credit`): that line's index is
             // in the input port's line, prefetched with this event.
-            self.credits.prefetch(self.ports[self.pidx(router, port)].peer_queues as usize + vc as usize);
+            self.credits.prefetch(self.ports[pi].peer_queues as usize + vc as usize);
         }
         // One lookup of the packet for everything this hop reads and writes in it.
         let (flits, at_dst) = {
@@ -944,7 +949,7 @@ impl Simulation {
             if host {
                 self.nic_inflight_flits[router as usize * self.topo.p + port as usize] -= flits;
             } else {
-                let (ur, up) = self.ports[self.pidx(router, port)].peer;
+                let (ur, up) = self.ports[pi].peer;
                 let ui = self.qidx(ur, up, vc as usize);
                 self.inflight_flits[ui] -= flits;
             }
@@ -960,7 +965,7 @@ impl Simulation {
             debug_assert!(self.inq.is_empty(qi));
             self.route(router, port, id)?;
             let e = (port as u32) << VC_BITS | vc as u32;
-            match self.grant(router, e, id, false)? {
+            match self.grant(router, e, pi, id, false)? {
                 Grant::Queued | Grant::QueuedSilent | Grant::Through => {}
                 refused => {
                     self.inq.push(qi, id, flits);
@@ -1177,7 +1182,7 @@ impl Simulation {
             return;
         }
         self.arb_wake_at[r] = t;
-        let ev = Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0 };
+        let ev = Event { kind: ARB_WAKE, vc: 0, port: 0, a: router, b: 0, c: 0 };
         if t == self.now + self.xfer {
             self.q.push(self.ch.xbar, ev);
         } else {
@@ -1189,22 +1194,24 @@ impl Simulation {
     /// free and its output VC has room; route the next head of that input VC if there is one.
     #[inline]
     fn try_grant(&mut self, router: u32, e: u32) -> Fallible<Grant> {
-        let qi = self.pidx(router, (e >> VC_BITS) as u16) * self.vcs + (e & VC_MASK) as usize;
+        let ip = self.pidx(router, (e >> VC_BITS) as u16);
+        let qi = ip * self.vcs + (e & VC_MASK) as usize;
         let id = self.inq.front(qi).expect("waiting entry has a head packet");
-        self.grant(router, e, id, true)
+        self.grant(router, e, ip, id, true)
     }
 
-    /// The grant of [`Simulation::try_grant`] for head packet `id`; `queued` says whether it
+    /// The grant of [`Simulation::try_grant`] for head packet `id` at input port index `ip`;
+    /// `queued` says whether it
     /// sits in the input queue (the idle-router path offers it before queueing it).
     ///
     /// Each port line and the output VC's credit state are looked up once or twice per grant
     /// (reads first, writes at the end), not at every use: every lookup costs a multiply and a
     /// bounds check.
     #[inline(always)]
-    fn grant(&mut self, router: u32, e: u32, id: PacketId, queued: bool) -> Fallible<Grant> {
+    fn grant(&mut self, router: u32, e: u32, ip: usize, id: PacketId, queued: bool) -> Fallible<Grant> {
         let now = self.now;
         let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
-        let ip = self.pidx(router, in_port);
+        debug_assert_eq!(ip, self.pidx(router, in_port));
         let inp = &self.ports[ip];
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));
@@ -1256,14 +1263,14 @@ impl Simulation {
             out.busy = done + ser;
             out.xout_busy = done;
             out.xout_silent = true;
-            let (pr, pp) = out.peer;
+            let ((pr, pp), c) = (out.peer, out.peer_port);
             if host {
                 self.deliver(id, done + ser + self.eject_lat);
             } else {
                 if self.check {
                     self.inflight_flits[oi] += flits;
                 }
-                let ev = Event { kind: ARRIVE, vc: out_vc as u8, port: pp, a: pr, b: id };
+                let ev = Event { kind: ARRIVE, vc: out_vc as u8, port: pp, a: pr, b: id, c };
                 self.q.push(self.ch.arrive_through[class], ev);
             }
             Grant::Through
@@ -1280,14 +1287,15 @@ impl Simulation {
                 // As `schedule_port_wake`.
                 out.wake = true;
                 out.wake_at = out_busy;
-                self.q.at(out_busy, Event { kind: PORT_WAKE, vc: 0, port: out_port, a: router, b: 0 });
+                let ev = Event { kind: PORT_WAKE, vc: 0, port: out_port, a: router, b: 0, c: op as u32 };
+                self.q.at(out_busy, ev);
             }
             self.outq.push(oi, id, flits);
             Grant::QueuedSilent
         } else {
             out.xout_busy = done;
             out.xout_silent = false;
-            self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id });
+            self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id, c: 0 });
             Grant::Queued
         };
         // The crossbar ports are held until the transfer ends (the input side is set after
@@ -1324,7 +1332,7 @@ impl Simulation {
         };
         let (ur, up) = self.ports[self.pidx(router, in_port)].peer;
         let class = class_index(self.topo.class_of_port(in_port));
-        self.q.push(self.ch.credit[class], Event { kind: FEEDBACK, vc: 0, port: up, a: ur, b: slot });
+        self.q.push(self.ch.credit[class], Event { kind: FEEDBACK, vc: 0, port: up, a: ur, b: slot, c: 0 });
     }
 
     /// The packet left input (port, vc): its credits travel back upstream. They are recorded
@@ -1349,7 +1357,7 @@ impl Simulation {
             if nd.blocked && !nd.wake {
                 nd.blocked = false;
                 nd.wake = true;
-                self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0 });
+                self.q.push(self.ch.nic_credit, Event { kind: NIC_WAKE, vc: 0, port: 0, a: node as u32, b: 0, c: 0 });
             }
         } else {
             let (ur, up) = peer;
@@ -1365,7 +1373,8 @@ impl Simulation {
                     for v in 0..self.vcs {
                         self.credits.set_watched(upi * self.vcs + v, false);
                     }
-                    self.q.push(self.ch.credit[class], Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0 });
+                    let ev = Event { kind: PORT_WAKE, vc: 0, port: up, a: ur, b: 0, c: upi as u32 };
+                    self.q.push(self.ch.credit[class], ev);
                 }
             }
         }
@@ -1376,7 +1385,7 @@ impl Simulation {
         let pi = self.pidx(router, port);
         self.ports[pi].wake = true;
         self.ports[pi].wake_at = at;
-        self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
+        self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0, c: pi as u32 });
     }
 
     fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Fallible {
@@ -1389,17 +1398,18 @@ impl Simulation {
         if self.wait_len[router as usize] > 0 {
             self.request_arb(router)?;
         }
-        self.try_send(router, port, false)
+        self.try_send(router, port, pi, false)
     }
 
     /// Output arbitration: round robin over VCs whose head packet fits the downstream credits.
-    /// `woken`: called for this port's PORT_WAKE, whose pending flag it clears.
+    /// `pi` is the port's index; `woken`: called for this port's PORT_WAKE, whose pending flag
+    /// it clears.
     ///
     /// The port's line is borrowed once for the whole call, beside the queues and credits
     /// (disjoint fields), and the port's VC queues are scanned as one slice: indexing anew at
     /// every use re-checked the bounds each time.
-    fn try_send(&mut self, router: u32, port: u16, woken: bool) -> Fallible {
-        let pi = self.pidx(router, port);
+    fn try_send(&mut self, router: u32, port: u16, pi: usize, woken: bool) -> Fallible {
+        debug_assert_eq!(pi, self.pidx(router, port));
         let now = self.now;
         let vcs = self.vcs;
         let st = &mut self.ports[pi];
@@ -1411,7 +1421,7 @@ impl Simulation {
                 let at = st.busy;
                 st.wake = true;
                 st.wake_at = at;
-                self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
+                self.q.at(at, Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0, c: pi as u32 });
             }
             return Ok(());
         }
@@ -1438,7 +1448,7 @@ impl Simulation {
         st.queued -= 1;
         st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         st.busy = now + ser;
-        let (pr, pp) = st.peer;
+        let ((pr, pp), c) = (st.peer, st.peer_port);
         // At most one pending wake per port: a send triggered by a credit or the crossbar while
         // a wake is pending must not add a second one (they would multiply under saturation).
         let wake = st.queued > 0 && !st.wake;
@@ -1452,10 +1462,11 @@ impl Simulation {
             if self.check {
                 self.inflight_flits[qi] += flits;
             }
-            self.q.push(self.ch.arrive[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id });
+            self.q.push(self.ch.arrive[class], Event { kind: ARRIVE, vc: vc as u8, port: pp, a: pr, b: id, c });
         }
         if wake {
-            self.q.push(self.ch.port_wake[class], Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0 });
+            let ev = Event { kind: PORT_WAKE, vc: 0, port, a: router, b: 0, c: pi as u32 };
+            self.q.push(self.ch.port_wake[class], ev);
         }
         if was_full && self.wait_len[router as usize] > 0 {
             self.request_arb(router)?; // output buffer space was freed

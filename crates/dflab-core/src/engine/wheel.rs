@@ -259,7 +259,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn entry(time: Time, seq: u64) -> Entry {
-        Entry { key: Key { time, seq }, ev: Event { kind: 0, vc: 0, port: 0, a: 0, b: seq as u32 } }
+        Entry { key: Key { time, seq }, ev: Event { kind: 0, vc: 0, port: 0, a: 0, b: seq as u32, c: 0 } }
     }
 
     proptest! {
