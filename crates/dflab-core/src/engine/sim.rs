@@ -201,6 +201,30 @@ pub(super) struct PortState {
     // sees it beside the credits it records, without touching this line.
 }
 
+/// What a crossbar grant reads from its input port's line, copied by the caller (an arrival
+/// reads the line anyway).
+#[derive(Clone, Copy)]
+struct InPort {
+    xin_busy: Time,
+    xin_silent: bool,
+    class: u8,
+    peer: (u32, u16),
+    peer_queues: u32,
+}
+
+impl InPort {
+    #[inline(always)]
+    fn of(p: &PortState) -> InPort {
+        InPort {
+            xin_busy: p.xin_busy,
+            xin_silent: p.xin_silent,
+            class: p.class,
+            peer: p.peer,
+            peer_queues: p.peer_queues,
+        }
+    }
+}
+
 /// The NIC and the generation schedule of one node: what generating and injecting a packet
 /// touch, in one cache line (they were eight arrays, eight lines and eight bounds checks).
 #[derive(Debug, Clone)]
@@ -926,10 +950,13 @@ impl Simulation {
         debug_assert_eq!(pi, self.pidx(router, port));
         let qi = pi * self.vcs + vc as usize;
         let host = self.topo.is_host_port(port);
+        // The input port's line, read once for this handler and the grant (routing reads no
+        // port line).
+        let inp = InPort::of(&self.ports[pi]);
         if !host {
             // The credits this packet frees go upstream (`return_credit`): that line's index is
             // in the input port's line, prefetched with this event.
-            self.credits.prefetch(self.ports[pi].peer_queues as usize + vc as usize);
+            self.credits.prefetch(inp.peer_queues as usize + vc as usize);
         }
         // One lookup of the packet for everything this hop reads and writes in it.
         let (flits, at_dst) = {
@@ -949,7 +976,7 @@ impl Simulation {
             if host {
                 self.nic_inflight_flits[router as usize * self.topo.p + port as usize] -= flits;
             } else {
-                let (ur, up) = self.ports[pi].peer;
+                let (ur, up) = inp.peer;
                 let ui = self.qidx(ur, up, vc as usize);
                 self.inflight_flits[ui] -= flits;
             }
@@ -965,7 +992,7 @@ impl Simulation {
             debug_assert!(self.inq.is_empty(qi));
             self.route(router, port, id)?;
             let e = (port as u32) << VC_BITS | vc as u32;
-            match self.grant(router, e, pi, id, false)? {
+            match self.grant(router, e, pi, inp, id, false)? {
                 Grant::Queued | Grant::QueuedSilent | Grant::Through => {}
                 refused => {
                     self.inq.push(qi, id, flits);
@@ -1197,22 +1224,22 @@ impl Simulation {
         let ip = self.pidx(router, (e >> VC_BITS) as u16);
         let qi = ip * self.vcs + (e & VC_MASK) as usize;
         let id = self.inq.front(qi).expect("waiting entry has a head packet");
-        self.grant(router, e, ip, id, true)
+        let inp = InPort::of(&self.ports[ip]);
+        self.grant(router, e, ip, inp, id, true)
     }
 
-    /// The grant of [`Simulation::try_grant`] for head packet `id` at input port index `ip`;
-    /// `queued` says whether it
+    /// The grant of [`Simulation::try_grant`] for head packet `id` at input port index `ip`
+    /// (whose line reads `inp`); `queued` says whether it
     /// sits in the input queue (the idle-router path offers it before queueing it).
     ///
     /// Each port line and the output VC's credit state are looked up once or twice per grant
     /// (reads first, writes at the end), not at every use: every lookup costs a multiply and a
     /// bounds check.
     #[inline(always)]
-    fn grant(&mut self, router: u32, e: u32, ip: usize, id: PacketId, queued: bool) -> Fallible<Grant> {
+    fn grant(&mut self, router: u32, e: u32, ip: usize, inp: InPort, id: PacketId, queued: bool) -> Fallible<Grant> {
         let now = self.now;
         let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
         debug_assert_eq!(ip, self.pidx(router, in_port));
-        let inp = &self.ports[ip];
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));
         }
@@ -1226,7 +1253,9 @@ impl Simulation {
         let flits = self.packet_flits as u32;
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
-        let out = &self.ports[op];
+        // One mutable borrow of the output port's line for the whole grant: what happens
+        // between its reads and its writes touches other fields of `self` only.
+        let out = &mut self.ports[op];
         let class = out.class as usize & 3;
         let host = class == 0;
         if !host && out.peer.0 == NONE {
@@ -1234,7 +1263,7 @@ impl Simulation {
             return Err(Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")).into());
         }
         if out.xout_busy > now {
-            return Ok(self.busy(out.xout_busy, out.xout_silent));
+            return Ok(if out.xout_silent { Grant::Busy(out.xout_busy) } else { Grant::No });
         }
         let (out_queued, out_busy, out_wake, out_wake_at) = (out.queued, out.busy, out.wake, out.wake_at);
         let done = now + self.xfer;
@@ -1257,7 +1286,6 @@ impl Simulation {
         self.lru[qi] = self.lru_clock;
         self.traversals += 1;
         self.last_progress = now;
-        let out = &mut self.ports[op];
         let grant = if through {
             let ser = self.ser[class];
             out.busy = done + ser;
