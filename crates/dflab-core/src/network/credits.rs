@@ -65,6 +65,29 @@ impl State {
     }
 }
 
+/// `CreditLedger::absorb` on the state `s` of VC queue `q` (borrowed apart from the `ring`,
+/// so that a caller holding the state need not look it up again). The usual cases (nothing
+/// pending, or all pending returns arrived) read the state alone.
+#[inline(always)]
+fn absorb_in(s: &mut State, ring: &[u64], cap: u32, q: usize, now: Time) -> u32 {
+    if s.len == 0 || s.fold_if_all_arrived(now) {
+        return s.free;
+    }
+    // The newest is still on its way: absorb the older ones that have arrived.
+    let base = q * cap as usize;
+    while s.len > 1 {
+        let (t, flits) = unpack(ring[base + s.head as usize]);
+        if t > now {
+            break;
+        }
+        s.free += flits;
+        s.pending -= flits;
+        s.head = if s.head + 1 == cap { 0 } else { s.head + 1 };
+        s.len -= 1;
+    }
+    s.free
+}
+
 const FLITS_BITS: u32 = 16;
 
 #[inline]
@@ -120,37 +143,10 @@ impl CreditLedger {
         f
     }
 
-    /// Absorb the returns that have arrived by `now`; returns the free credits. Inlined: the
-    /// usual cases (nothing pending, or all pending returns arrived) read the state line alone;
-    /// the ring is read out of line.
+    /// Absorb the returns that have arrived by `now`; returns the free credits.
     #[inline(always)]
     pub fn absorb(&mut self, q: usize, now: Time) -> u32 {
-        let s = &mut self.state[q];
-        if s.len == 0 || s.fold_if_all_arrived(now) {
-            return s.free;
-        }
-        if s.len == 1 {
-            return s.free;
-        }
-        self.absorb_ring(q, now)
-    }
-
-    /// The newest return of `q` is still on its way: absorb the older ones that have arrived.
-    #[inline(never)]
-    fn absorb_ring(&mut self, q: usize, now: Time) -> u32 {
-        let base = q * self.cap as usize;
-        let s = &mut self.state[q];
-        while s.len > 1 {
-            let (t, flits) = unpack(self.ring[base + s.head as usize]);
-            if t > now {
-                break;
-            }
-            s.free += flits;
-            s.pending -= flits;
-            s.head = if s.head + 1 == self.cap { 0 } else { s.head + 1 };
-            s.len -= 1;
-        }
-        s.free
+        absorb_in(&mut self.state[q], &self.ring, self.cap, q, now)
     }
 
     /// A crossbar request for a packet of `flits` flits into the output buffer of VC `q`
@@ -169,14 +165,7 @@ impl CreditLedger {
             if host {
                 return Admit::Through;
             }
-            // As `absorb`: the ring is read only if an older return may have arrived.
-            let s = if s.len == 0 || s.fold_if_all_arrived(now) || s.len == 1 {
-                s
-            } else {
-                self.absorb_ring(q, now);
-                &mut self.state[q]
-            };
-            if s.free >= flits {
+            if absorb_in(s, &self.ring, self.cap, q, now) >= flits {
                 s.free -= flits;
                 return Admit::Through;
             }
