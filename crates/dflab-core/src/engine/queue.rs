@@ -363,12 +363,13 @@ impl EventQueue {
         let (e, next) = self.wheel.pop();
         let nk = next.map_or(EMPTY, |t| key(t, i));
         self.heads[i] = nk;
-        if nk < self.rest {
-            self.top = nk;
-        } else {
-            self.rescan();
-        }
         self.now = e.key.time;
+        if nk < self.rest {
+            // Still the earliest slot: the next event is the wheel's.
+            self.top = nk;
+            return Some((e.key.time, e.ev, self.wheel.peek().copied()));
+        }
+        self.rescan();
         Some((e.key.time, e.ev, self.peek().copied()))
     }
 }
