@@ -1323,7 +1323,10 @@ impl Simulation {
         } else {
             out.xout_busy = done;
             out.xout_silent = false;
-            self.q.push(self.ch.xbar, Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id, c: 0 });
+            self.q.push(
+                self.ch.xbar,
+                Event { kind: XBAR_DONE, vc: out_vc as u8, port: out_port, a: router, b: id, c: 0 },
+            );
             Grant::Queued
         };
         // The crossbar ports are held until the transfer ends (the input side is set after
@@ -1462,8 +1465,7 @@ impl Simulation {
         // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
         let flits = self.packet_flits as u32;
         let credits = &mut self.credits;
-        let chosen =
-            self.outq.first_rr(qb, vcs, st.rr as usize, |q| host || credits.absorb(q, now) >= flits);
+        let chosen = self.outq.first_rr(qb, vcs, st.rr as usize, |q| host || credits.absorb(q, now) >= flits);
         let Some((vc, id)) = chosen else {
             self.send_blocked(router, port);
             return Ok(());
