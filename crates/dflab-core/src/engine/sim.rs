@@ -1219,7 +1219,7 @@ impl Simulation {
 
     /// Grant the request of waiting entry `e` (= in_port << VC_BITS | vc) if its crossbar ports are
     /// free and its output VC has room; route the next head of that input VC if there is one.
-    #[inline]
+    #[inline(always)]
     fn try_grant(&mut self, router: u32, e: u32) -> Fallible<Grant> {
         let ip = self.pidx(router, (e >> VC_BITS) as u16);
         let qi = ip * self.vcs + (e & VC_MASK) as usize;
