@@ -68,7 +68,7 @@ def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
         (["plot", "no-such-dir"], ["no-such-dir", "not found"]),
         (["bench", "--scenario", "nope", "--quick"],
          ["unknown scenario", "qadaptive-1056-ur0.5-MIN"]),
-        (["bench", "--repeat", "0", "--quick"], ["--repeat", "0"]),
+        (["bench", "--repeat", "0", "--quick"], ["--repeat", "greater than or equal to 1"]),
         (["run", "--no-such-option"], ["--no-such-option"]),
         (["run", "--preset", "qadaptive-1056", "--load", "abc"], ["--load", "valid number"]),
         (["frobnicate"], ["frobnicate"]),
