@@ -1465,13 +1465,12 @@ impl Simulation {
         // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
         let flits = self.packet_flits as u32;
         let credits = &mut self.credits;
-        let chosen = self.outq.first_rr(qb, vcs, st.rr as usize, |q| host || credits.absorb(q, now) >= flits);
+        let chosen = self.outq.pop_rr(qb, vcs, st.rr as usize, flits, |q| host || credits.absorb(q, now) >= flits);
         let Some((vc, id)) = chosen else {
             self.send_blocked(router, port);
             return Ok(());
         };
         let qi = qb + vc;
-        self.outq.pop(qi, flits);
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let was_full = self.credits.leave_out(qi, flits, self.out_cap, !host);
         let ser = self.ser[class];

@@ -106,30 +106,34 @@ impl PacketQueues {
         Some(id)
     }
 
-    /// Round robin over queues `base..base + n` starting at `base + start` (`start < n`): the
-    /// first non-empty queue whose index `ok` accepts, as (offset from `base`, head packet).
-    /// The queues are scanned as one slice (one bounds check).
+    /// Round robin over queues `base..base + n` starting at `base + start` (`start < n`): pop
+    /// the head of the first non-empty queue whose index `ok` accepts (its packet has `flits`
+    /// flits), as (offset from `base`, packet). The queues are scanned as one slice (one bounds
+    /// check), and the pop uses the queue's state found by the scan (a separate `pop` looked
+    /// it up and checked its bounds again).
     #[inline]
-    pub fn first_rr(
-        &self,
+    pub fn pop_rr(
+        &mut self,
         base: usize,
         n: usize,
         start: usize,
+        flits: u32,
         mut ok: impl FnMut(usize) -> bool,
     ) -> Option<(usize, PacketId)> {
-        let metas = &self.meta[base..base + n];
-        let (before, from) = metas.split_at(start.min(n));
-        for (k, m) in from.iter().enumerate() {
-            if m.len > 0 && ok(base + start + k) {
-                return Some((start + k, m.head));
-            }
+        let metas = &mut self.meta[base..base + n];
+        let (before, from) = metas.split_at_mut(start.min(n));
+        let found = match from.iter_mut().enumerate().find(|(k, m)| m.len > 0 && ok(base + start + k)) {
+            Some((k, m)) => Some((start + k, m)),
+            None => before.iter_mut().enumerate().find(|(k, m)| m.len > 0 && ok(base + k)),
+        };
+        let (v, m) = found?;
+        let id = m.head;
+        m.len -= 1;
+        m.flits -= flits;
+        if m.len > 0 {
+            m.head = self.next[id as usize];
         }
-        for (k, m) in before.iter().enumerate() {
-            if m.len > 0 && ok(base + k) {
-                return Some((k, m.head));
-            }
-        }
-        None
+        Some((v, id))
     }
 
     pub fn iter(&self, q: usize) -> impl Iterator<Item = PacketId> + '_ {
