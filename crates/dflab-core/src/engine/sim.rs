@@ -121,6 +121,9 @@ pub struct Simulation {
     /// VC_BITS | vc`, in request order (a flat pool: no allocation per router).
     waiting: Vec<u32>,
     wait_len: Vec<u32>,
+    /// Per router, a length (at most `wait_len`) of the list's prefix known to be in
+    /// arbitration order: see `order_requests`.
+    wait_sorted: Vec<u32>,
     wait_cap: usize,
     /// Time of the arbiter wake-up pending at each router (`Time::MAX`: none).
     arb_wake_at: Vec<Time>,
@@ -437,6 +440,7 @@ impl Simulation {
             // slot until the pass ends while the next head of its VC is appended: twice that.
             waiting: vec![0; routers * 2 * radix * vcs],
             wait_len: vec![0; routers],
+            wait_sorted: vec![0; routers],
             wait_cap: 2 * radix * vcs,
             arb_wake_at: vec![Time::MAX; routers],
             router_rng: (0..routers).map(|r| Rng::seed_from_u64(stream_seed(seed, 1, r as u64))).collect(),
@@ -1117,7 +1121,9 @@ impl Simulation {
     }
 
     /// Crossbar allocation: least-recently-granted (input port, VC) first; each winner takes its
-    /// input and output crossbar ports for the packet's transfer time.
+    /// input and output crossbar ports for the packet's transfer time. Never inlined: a copy
+    /// in the event loop (where XBAR_DONE calls it) costs the loop registers.
+    #[inline(never)]
     fn on_arbitrate(&mut self, router: u32) -> Fallible {
         let r = router as usize;
         let base = r * self.wait_cap;
@@ -1146,9 +1152,8 @@ impl Simulation {
             n => {
                 let n = n as usize;
                 let (vcs, qbase) = (self.vcs, r * self.radix * self.vcs);
-                let lru = &self.lru;
-                let local = |e: u32| (e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize;
-                self.waiting[base..base + n].sort_unstable_by_key(|&e| (lru[qbase + local(e)], e));
+                let sorted = self.wait_sorted[r] as usize;
+                order_requests(&mut self.waiting[base..base + n], &self.lru[qbase..], vcs, sorted);
                 let mut silent = false;
                 // New heads routed during the pass are appended after the first n entries.
                 for k in 0..n {
@@ -1173,6 +1178,10 @@ impl Simulation {
                     }
                 }
                 self.wait_len[r] = kept as u32;
+                // The kept list is in order: the refused entries kept theirs, and the heads
+                // appended during the pass follow them in the order of the grants that routed
+                // them, whose LRU stamps are newer than any older entry's.
+                self.wait_sorted[r] = kept as u32;
                 silent
             }
         };
@@ -1556,5 +1565,60 @@ impl Simulation {
 
     pub(super) fn radix(&self) -> usize {
         self.radix
+    }
+}
+
+/// Order the requests `list` (at least 2) of one router least recently granted first (by
+/// LRU stamp in `lru`, the router's stamps per input VC, then entry: the key is unique to an
+/// entry, so the order is that of any sort). Under congestion lists are long (~20 entries on
+/// PAR at load 0.9) and mostly in order already: a pass leaves its list in order (see
+/// `on_arbitrate`) and a key changes only when its input VC is granted, which removes the
+/// entry. Only the requests filed since the last pass (from `sorted` on, the router's
+/// `wait_sorted`) are inserted; sorting the whole list recomputed two keys per comparison.
+/// The one-request pass never updates `wait_sorted`: it runs only on a list that a longer pass
+/// left at most 1 long, and 1 entry is always in order. Out of line: inlined, it took
+/// registers from the grants of `on_arbitrate`.
+#[inline(never)]
+fn order_requests(list: &mut [u32], lru: &[u64], vcs: usize, sorted: usize) {
+    let n = list.len();
+    let key = |e: u32| (lru[(e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize], e);
+    for i in sorted.clamp(1, n)..n {
+        let x = list[i];
+        let kx = key(x);
+        let mut j = i;
+        while j > 0 && kx < key(list[j - 1]) {
+            list[j] = list[j - 1];
+            j -= 1;
+        }
+        list[j] = x;
+    }
+    debug_assert!(list.windows(2).all(|w| key(w[0]) < key(w[1]) || w[0] == w[1]));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{order_requests, VC_BITS};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// With its first `sorted` entries in arbitration order (as a pass leaves them),
+        /// `order_requests` puts the list in the order a full sort by (LRU stamp, entry) gives.
+        #[test]
+        fn order_requests_equals_the_full_sort(
+            stamps in proptest::collection::vec(0u64..50, 16),
+            picks in proptest::collection::btree_set(0u32..16, 2..16),
+            cut in 0usize..16,
+        ) {
+            let vcs = 2;
+            let entry = |i: u32| (i / vcs as u32) << VC_BITS | (i % vcs as u32);
+            let key = |e: u32| (stamps[(e >> VC_BITS) as usize * vcs + (e & 0xff) as usize], e);
+            let mut list: Vec<u32> = picks.iter().map(|&i| entry(i)).collect();
+            let sorted = cut.min(list.len());
+            list[..sorted].sort_unstable_by_key(|&e| key(e));
+            let mut expected = list.clone();
+            expected.sort_unstable_by_key(|&e| key(e));
+            order_requests(&mut list, &stamps, vcs, sorted);
+            prop_assert_eq!(list, expected);
+        }
     }
 }
