@@ -306,6 +306,17 @@ impl EventQueue {
         }
     }
 
+    /// The event `k` places behind the next one in the next event's FIFO, if that FIFO holds
+    /// it: a hint for prefetching further ahead than the next event (`Simulation::run`).
+    /// Events come in runs from one FIFO (see `top`), so this is usually the event popped
+    /// `k + 1` pops from now; when it is not, only the prefetch is wasted.
+    #[inline(always)]
+    pub fn peek_far(&self, k: u32) -> Option<&Event> {
+        let i = (self.top & (MAX_SLOTS as u64 - 1)) as usize;
+        let f = self.fifos.get(i)?;
+        (f.tail.wrapping_sub(f.head) > k).then(|| &f.at(f.head.wrapping_add(k)).ev)
+    }
+
     /// Remove and return the earliest event, advancing the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
@@ -381,6 +392,36 @@ mod tests {
 
     fn ev(b: u32) -> Event {
         Event { kind: 0, vc: 0, port: 0, a: 0, b, c: 0 }
+    }
+
+    /// `peek_far(k)` names the event `k` places behind the next one while the next event's FIFO
+    /// holds it (then it is the one popped `k + 1` pops later), and nothing beyond the FIFO's
+    /// end or when the next event is the wheel's.
+    #[test]
+    fn peek_far_looks_into_the_next_events_fifo() {
+        let mut q = EventQueue::new();
+        let (fast, slow) = (q.channel(5), q.channel(50));
+        for b in 0..4 {
+            q.push(fast, ev(b));
+        }
+        q.push(slow, ev(100));
+        assert_eq!(q.peek_far(0).map(|e| e.b), Some(0));
+        assert_eq!(q.peek_far(3).map(|e| e.b), Some(3));
+        assert_eq!(q.peek_far(4), None, "beyond the FIFO's end");
+        let far = q.peek_far(2).copied();
+        for _ in 0..2 {
+            q.pop();
+        }
+        assert_eq!(q.peek().copied(), far, "popped 3 pops later");
+        q.pop();
+        q.pop();
+        // The next event is now the other FIFO's only one.
+        assert_eq!(q.peek_far(0).map(|e| e.b), Some(100));
+        assert_eq!(q.peek_far(1), None);
+        q.pop();
+        q.at(q.now() + 7, ev(200));
+        assert_eq!(q.peek().map(|e| e.b), Some(200));
+        assert_eq!(q.peek_far(0), None, "the wheel is not looked into");
     }
 
     /// A FIFO that wraps around and then grows (twice) keeps its order.
