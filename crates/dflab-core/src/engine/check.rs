@@ -5,12 +5,14 @@
 //!   packet arena holds exactly the live ones;
 //! * credits are conserved on every link and VC: free credits + flits on the wire + flits in the
 //!   downstream input buffer + credits on the way back = input buffer capacity;
-//! * no input or output buffer holds more than its capacity.
+//! * no input or output buffer holds more than its capacity;
+//! * each crossbar request names its head packet's output, and one marked as facing a full
+//!   output buffer (`FULL_SEEN`, which spares the arbiter the buffer check) faces one.
 //!
 //! Hop bounds are asserted on every routing decision (in `sim.rs`), checks or not.
 
 use super::sim::Simulation;
-use super::sim::{VC_BITS, VC_MASK};
+use super::sim::{request_full_seen, request_port, request_vc, VC_BITS, VC_MASK};
 use crate::error::{Error, Result};
 use crate::topology::{LinkClass, NONE};
 use crate::units::ps_to_us;
@@ -53,6 +55,32 @@ impl Simulation {
                     "router {r} has {busy_inputs} non-empty input VCs but {} crossbar requests waiting",
                     self.waiting_of(r).len()
                 ));
+            }
+            // Each request names its head packet's output, and one marked as having found its
+            // output buffer full finds it full still (the arbiter skips its buffer check).
+            for &e in self.waiting_of(r) {
+                let (in_port, vc) = ((e as u32 >> VC_BITS) as usize, (e as u32 & VC_MASK) as usize);
+                let Some(id) = self.inq.front((r * radix + in_port) * vcs + vc) else {
+                    return fail(format!("router {r} has a crossbar request from empty input {in_port} VC {vc}"));
+                };
+                let p = self.pkts.get(id);
+                let (out_port, out_vc) = (request_port(e), request_vc(e));
+                if (out_port, out_vc) != (p.out_port, p.out_vc) {
+                    return fail(format!(
+                        "router {r}: the request of input {in_port} VC {vc} names output {out_port} VC {out_vc}, \
+                         its head packet was routed to {} VC {}",
+                        p.out_port, p.out_vc
+                    ));
+                }
+                let oi = (r * radix + out_port as usize) * vcs + out_vc as usize;
+                if request_full_seen(e) && self.credits.out_flits(oi) + p.flits as u32 <= self.out_cap {
+                    return fail(format!(
+                        "router {r}: the request of input {in_port} VC {vc} is marked as facing a full output \
+                         buffer, but output {out_port} VC {out_vc} has room ({}/{} flits)",
+                        self.credits.out_flits(oi),
+                        self.out_cap
+                    ));
+                }
             }
             for port in 0..radix {
                 let pi = r * radix + port;
@@ -151,7 +179,7 @@ impl Simulation {
             vcs
         );
         for r in 0..self.topo.routers() {
-            if let Some(&e) = self.waiting_of(r).iter().min() {
+            if let Some(e) = self.waiting_of(r).iter().map(|&e| e as u32).min() {
                 let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
                 let qi = (r * radix + in_port as usize) * vcs + vc;
                 let id = self.inq.front(qi).expect("waiting head");

@@ -27,9 +27,39 @@ const ARRIVE: u8 = 3;
 const XBAR_DONE: u8 = 5;
 const PORT_WAKE: u8 = 6;
 const ARB_WAKE: u8 = 9;
-/// Waiting entries pack (input port, VC) as `in_port << VC_BITS | vc` (no division to unpack).
+/// Waiting entries pack (input port, VC) as `in_port << VC_BITS | vc` (no division to unpack)
+/// in their low 32 bits, the routed output above it (see [`request`]).
 pub(super) const VC_BITS: u32 = 8;
 pub(super) const VC_MASK: u32 = (1 << VC_BITS) - 1;
+/// Set on a waiting entry whose last grant attempt found its output VC's buffer full, while no
+/// output buffer of the router has freed space since (see `on_arbitrate`).
+const FULL_SEEN: u64 = 1 << 63;
+
+/// A waiting crossbar request: input (`in_port`, `vc`) in the low 32 bits (the order key's tie
+/// break, as before the output was added), its head packet's output port and VC (`Hop`) in
+/// bits 32–47 and 48–55, so that a grant attempt need not read the packet.
+#[inline(always)]
+fn request(in_port: u16, vc: u8, hop: Hop) -> u64 {
+    (hop.vc as u64) << 48 | (hop.port as u64) << 32 | ((in_port as u64) << VC_BITS | vc as u64)
+}
+
+/// The output port of waiting request `e` (see [`request`]).
+#[inline(always)]
+pub(super) fn request_port(e: u64) -> u16 {
+    (e >> 32) as u16
+}
+
+/// The output VC of waiting request `e` (see [`request`]).
+#[inline(always)]
+pub(super) fn request_vc(e: u64) -> u8 {
+    (e >> 48) as u8
+}
+
+/// Whether waiting request `e` carries the `FULL_SEEN` mark.
+#[inline(always)]
+pub(super) fn request_full_seen(e: u64) -> bool {
+    e & FULL_SEEN != 0
+}
 
 /// Visit one Bernoulli packet slot of the generation calendar.
 const SLOT: u8 = 10;
@@ -123,7 +153,7 @@ pub struct Simulation {
     lru_clock: u64,
     /// Crossbar requests waiting at each router: `wait_cap` entries per router, `in_port <<
     /// VC_BITS | vc`, in request order (a flat pool: no allocation per router).
-    waiting: Vec<u32>,
+    waiting: Vec<u64>,
     wait_len: Vec<u32>,
     /// Per router, a length (at most `wait_len`) of the list's prefix known to be in
     /// arbitration order: see `order_requests`.
@@ -270,8 +300,11 @@ impl NodeState {
 
 /// Outcome of one crossbar request.
 enum Grant {
-    /// Refused: the output buffer has no room for the packet.
+    /// Refused: a crossbar port is busy until the end of a transfer that schedules XBAR_DONE
+    /// (whose handler arbitrates).
     No,
+    /// Refused: the output buffer has no room for the packet.
+    Full,
     /// Refused: a crossbar port (input or output side) is busy until then from a silent grant,
     /// so the refused request needs an arbiter wake-up then. (Busy from a grant with XBAR_DONE
     /// is `No`: that event runs the arbiter.)
@@ -636,7 +669,7 @@ impl Simulation {
                     self.arb_wake_at[ev.a as usize] = Time::MAX;
                 }
                 if self.wait_len[ev.a as usize] > 0 {
-                    return self.on_arbitrate(ev.a);
+                    return self.on_arbitrate(ev.a, false);
                 }
             }
             _ => unreachable!("unknown event kind"),
@@ -1033,8 +1066,8 @@ impl Simulation {
             // arrivals when the network's state outgrows the cache). Same decisions and timing
             // as the general path below (queue, request, arbitrate a list of one), fewer steps.
             debug_assert!(self.inq.is_empty(qi));
-            self.route(router, port, id)?;
-            let e = (port as u32) << VC_BITS | vc as u32;
+            let hop = self.route(router, port, id)?;
+            let e = request(port, vc, hop);
             match self.grant(router, e, pi, inp, id, false)? {
                 Grant::Queued | Grant::QueuedSilent | Grant::Through => {}
                 refused => {
@@ -1068,15 +1101,15 @@ impl Simulation {
     /// Route the packet that just became the head of input (port, vc) and file its crossbar
     /// request.
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Fallible {
-        self.route(router, in_port, id)?;
-        self.push_request(router, (in_port as u32) << VC_BITS | vc as u32);
+        let hop = self.route(router, in_port, id)?;
+        self.push_request(router, request(in_port, vc as u8, hop));
         Ok(())
     }
 
     /// Ask the routing for the output of packet `id` at the head of input (port, vc), check the
     /// choice and record it in the packet.
     #[inline(always)]
-    fn route(&mut self, router: u32, in_port: u16, id: PacketId) -> Result<()> {
+    fn route(&mut self, router: u32, in_port: u16, id: PacketId) -> Result<Hop> {
         // Most hops come from the first-port table: no view, no congestion read (MIN, and the
         // Valiant and UGAL families after their source router). MIN is tested first: behind the
         // dispatch over every routing, its hop cost 3 more instructions per traversal.
@@ -1092,6 +1125,7 @@ impl Simulation {
         pkt.out_port = port;
         // A forced `routing.vcs` below the algorithm's need folds the upper VCs together.
         pkt.out_vc = out_vc.min(self.top_vc);
+        let hop = Hop { port, vc: pkt.out_vc };
         // The hop bound: a VC the routing declares; ejection only at the destination node's port;
         // otherwise a router-to-router port, within the declared number of hops.
         let ok = (out_vc as usize) < self.alg_vcs
@@ -1103,7 +1137,7 @@ impl Simulation {
         if !ok {
             return Err(self.bad_route(router, id, port, out_vc));
         }
-        Ok(())
+        Ok(hop)
     }
 
     /// The routing's choice for packet `id` through a [`RouterView`] of the router (out of line,
@@ -1142,7 +1176,7 @@ impl Simulation {
 
     /// File crossbar request `e` (= in_port << VC_BITS | vc) at the back of the router's list.
     #[inline]
-    fn push_request(&mut self, router: u32, e: u32) {
+    fn push_request(&mut self, router: u32, e: u64) {
         let r = router as usize;
         let len = self.wait_len[r] as usize;
         assert!(len < self.wait_cap, "at most two entries per input VC during a pass");
@@ -1156,14 +1190,22 @@ impl Simulation {
     /// waiting at that moment.
     #[inline]
     fn request_arb(&mut self, router: u32) -> Fallible {
-        self.on_arbitrate(router)
+        self.on_arbitrate(router, false)
     }
 
     /// Crossbar allocation: least-recently-granted (input port, VC) first; each winner takes its
     /// input and output crossbar ports for the packet's transfer time. Never inlined: a copy
     /// in the event loop (where XBAR_DONE calls it) costs the loop registers.
+    ///
+    /// `freed`: the pass follows output-buffer space freeing (`try_send`). Only such a pass can
+    /// find room in a buffer that an earlier attempt found full: buffer space frees nowhere
+    /// else, and where it frees from full, this pass runs at once. Other passes therefore take
+    /// a request marked `FULL_SEEN` as still full without reading its queue, packet and credit
+    /// state; they still check its crossbar ports first, as the full attempt would, so that a
+    /// busy port gives the same wake-up. Under saturation most attempts meet a full buffer (PAR
+    /// at load 0.9: 44 M of 55 M), so this is most of the arbiter's work.
     #[inline(never)]
-    fn on_arbitrate(&mut self, router: u32) -> Fallible {
+    fn on_arbitrate(&mut self, router: u32, freed: bool) -> Fallible {
         let r = router as usize;
         let base = r * self.wait_cap;
         // The earliest time a refused request's busy crossbar port frees.
@@ -1174,10 +1216,10 @@ impl Simulation {
                 // The common case at low and moderate load: one request, no ordering needed.
                 let e = self.waiting[base];
                 self.wait_len[r] = 0;
-                match self.try_grant(router, e)? {
-                    refused @ (Grant::No | Grant::Busy(_)) => {
+                match self.try_grant(router, e, freed)? {
+                    refused @ (Grant::No | Grant::Full | Grant::Busy(_)) => {
                         // Nothing else can have been requested: a refused grant routes nothing.
-                        self.waiting[base] = e;
+                        self.waiting[base] = Self::mark_full(e, &refused, freed);
                         self.wait_len[r] = 1;
                         if let Grant::Busy(t) = refused {
                             busy_until = t;
@@ -1196,22 +1238,30 @@ impl Simulation {
                 let mut silent = false;
                 // New heads routed during the pass are appended after the first n entries.
                 for k in 0..n {
-                    match self.try_grant(router, self.waiting[base + k])? {
-                        Grant::No => continue,
-                        Grant::Busy(t) => {
-                            busy_until = busy_until.min(t);
-                            continue;
+                    let e = self.waiting[base + k];
+                    let refused = match self.try_grant(router, e, freed)? {
+                        Grant::Queued => None,
+                        Grant::QueuedSilent | Grant::Through => {
+                            silent = true;
+                            None
                         }
-                        Grant::Queued => {}
-                        Grant::QueuedSilent | Grant::Through => silent = true,
+                        refused => Some(refused),
+                    };
+                    match refused {
+                        Some(refused) => {
+                            if let Grant::Busy(t) = refused {
+                                busy_until = busy_until.min(t);
+                            }
+                            self.waiting[base + k] = Self::mark_full(e, &refused, freed);
+                        }
+                        None => self.waiting[base + k] = u64::MAX,
                     }
-                    self.waiting[base + k] = u32::MAX;
                 }
                 let len = self.wait_len[r] as usize;
                 let mut kept = 0;
                 for k in 0..len {
                     let e = self.waiting[base + k];
-                    if e != u32::MAX {
+                    if e != u64::MAX {
                         self.waiting[base + kept] = e;
                         kept += 1;
                     }
@@ -1235,6 +1285,18 @@ impl Simulation {
             self.wake_arbiter(router, busy_until);
         }
         Ok(())
+    }
+
+    /// The waiting entry `e` after a pass refused it with `refused`: marked `FULL_SEEN` if its
+    /// buffer was found full; a pass that could not see (a busy crossbar port answered first)
+    /// keeps the mark, unless buffer space has freed (`freed`), which makes it unknown.
+    #[inline(always)]
+    fn mark_full(e: u64, refused: &Grant, freed: bool) -> u64 {
+        match refused {
+            Grant::Full => e | FULL_SEEN,
+            _ if freed => e & !FULL_SEEN,
+            _ => e,
+        }
     }
 
     /// A request refused because a crossbar port is busy until `until`: it needs a wake-up then
@@ -1268,12 +1330,34 @@ impl Simulation {
     /// Grant the request of waiting entry `e` (= in_port << VC_BITS | vc) if its crossbar ports are
     /// free and its output VC has room; route the next head of that input VC if there is one.
     #[inline(always)]
-    fn try_grant(&mut self, router: u32, e: u32) -> Fallible<Grant> {
-        let ip = self.pidx(router, (e >> VC_BITS) as u16);
-        let qi = ip * self.vcs + (e & VC_MASK) as usize;
-        let id = self.inq.front(qi).expect("waiting entry has a head packet");
+    fn try_grant(&mut self, router: u32, e: u64, freed: bool) -> Fallible<Grant> {
+        let ip = self.pidx(router, (e as u32 >> VC_BITS) as u16);
         let inp = InPort::of(&self.ports[ip]);
+        if request_full_seen(e) && !freed {
+            return self.still_full(router, e, inp);
+        }
+        let qi = ip * self.vcs + (e as u32 & VC_MASK) as usize;
+        let id = self.inq.front(qi).expect("waiting entry has a head packet");
         self.grant(router, e, ip, inp, id, true)
+    }
+
+    /// The refusal [`Simulation::grant`] gives request `e`, whose output buffer is still full
+    /// (see `FULL_SEEN`): the same crossbar checks, in the same order, before the full buffer.
+    #[inline(always)]
+    fn still_full(&self, router: u32, e: u64, inp: InPort) -> Fallible<Grant> {
+        let now = self.now;
+        if inp.xin_busy > now {
+            return Ok(self.busy(inp.xin_busy, inp.xin_silent));
+        }
+        let out = &self.ports[self.pidx(router, request_port(e))];
+        if out.xout_busy > now {
+            return Ok(if out.xout_silent { Grant::Busy(out.xout_busy) } else { Grant::No });
+        }
+        debug_assert!({
+            let (op, out_vc) = (self.pidx(router, request_port(e)), request_vc(e) as usize);
+            self.credits.out_flits(op * self.vcs + out_vc) + self.packet_flits as u32 > self.out_cap
+        });
+        Ok(Grant::Full)
     }
 
     /// The grant of [`Simulation::try_grant`] for head packet `id` at input port index `ip`
@@ -1284,9 +1368,10 @@ impl Simulation {
     /// (reads first, writes at the end), not at every use: every lookup costs a multiply and a
     /// bounds check.
     #[inline(always)]
-    fn grant(&mut self, router: u32, e: u32, ip: usize, inp: InPort, id: PacketId, queued: bool) -> Fallible<Grant> {
+    #[allow(clippy::too_many_arguments)]
+    fn grant(&mut self, router: u32, e: u64, ip: usize, inp: InPort, id: PacketId, queued: bool) -> Fallible<Grant> {
         let now = self.now;
-        let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
+        let (in_port, vc) = ((e as u32 >> VC_BITS) as u16, (e as u32 & VC_MASK) as usize);
         debug_assert_eq!(ip, self.pidx(router, in_port));
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));
@@ -1294,10 +1379,9 @@ impl Simulation {
         // What the credit return needs from the input port's line (fixed fields).
         let (in_class, in_peer, in_peer_queues) = (inp.class as usize & 3, inp.peer, inp.peer_queues);
         let qi = ip * self.vcs + vc;
-        let (out_port, out_vc) = {
-            let p = self.pkts.get(id);
-            (p.out_port, p.out_vc as usize)
-        };
+        // The output the packet was routed to, carried by the request.
+        let (out_port, out_vc) = (request_port(e), request_vc(e) as usize);
+        debug_assert_eq!((out_port, out_vc), (self.pkts.get(id).out_port, self.pkts.get(id).out_vc as usize));
         let flits = self.packet_flits as u32;
         let op = self.pidx(router, out_port);
         let oi = op * self.vcs + out_vc;
@@ -1323,7 +1407,7 @@ impl Simulation {
         // refuses it (space freeing in the output buffer triggers arbitration, see `try_send`).
         let idle = out_queued == 0 && out_busy <= done;
         let through = match self.credits.admit(oi, now, flits, self.out_cap, idle, host) {
-            Admit::Full => return Ok(Grant::No),
+            Admit::Full => return Ok(Grant::Full),
             Admit::Through => true,
             Admit::Queue => false,
         };
@@ -1546,7 +1630,7 @@ impl Simulation {
             self.q.push(self.ch.port_wake[class], ev);
         }
         if was_full && self.wait_len[router as usize] > 0 {
-            self.request_arb(router)?; // output buffer space was freed
+            self.on_arbitrate(router, true)?; // output buffer space was freed
         }
         Ok(())
     }
@@ -1593,7 +1677,7 @@ impl Simulation {
 
     // ---- Accessors for checks and tests -----------------------------------------------------
 
-    pub(super) fn waiting_of(&self, router: usize) -> &[u32] {
+    pub(super) fn waiting_of(&self, router: usize) -> &[u64] {
         let base = router * self.wait_cap;
         &self.waiting[base..base + self.wait_len[router] as usize]
     }
@@ -1618,9 +1702,13 @@ impl Simulation {
 /// left at most 1 long, and 1 entry is always in order. Out of line: inlined, it took
 /// registers from the grants of `on_arbitrate`.
 #[inline(never)]
-fn order_requests(list: &mut [u32], lru: &[u64], vcs: usize, sorted: usize) {
+fn order_requests(list: &mut [u64], lru: &[u64], vcs: usize, sorted: usize) {
     let n = list.len();
-    let key = |e: u32| (lru[(e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize], e);
+    // The key of the input VC alone (the low 32 bits): the output and the mark do not order.
+    let key = |e: u64| {
+        let e = e as u32;
+        (lru[(e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize], e)
+    };
     for i in sorted.clamp(1, n)..n {
         let x = list[i];
         let kx = key(x);
@@ -1631,7 +1719,7 @@ fn order_requests(list: &mut [u32], lru: &[u64], vcs: usize, sorted: usize) {
         }
         list[j] = x;
     }
-    debug_assert!(list.windows(2).all(|w| key(w[0]) < key(w[1]) || w[0] == w[1]));
+    debug_assert!(list.windows(2).all(|w| key(w[0]) < key(w[1]) || w[0] as u32 == w[1] as u32));
 }
 
 #[cfg(test)]
@@ -1649,9 +1737,17 @@ mod tests {
             cut in 0usize..16,
         ) {
             let vcs = 2;
-            let entry = |i: u32| (i / vcs as u32) << VC_BITS | (i % vcs as u32);
-            let key = |e: u32| (stamps[(e >> VC_BITS) as usize * vcs + (e & 0xff) as usize], e);
-            let mut list: Vec<u32> = picks.iter().map(|&i| entry(i)).collect();
+            // Outputs and marks in the high bits, which must not change the order.
+            let entry = |i: u32| {
+                let output = (i as u64 * 0x9E37 % 31) << 32;
+                let mark = if (i as u64).is_multiple_of(3) { super::FULL_SEEN } else { 0 };
+                output | mark | ((i / vcs as u32) << VC_BITS | (i % vcs as u32)) as u64
+            };
+            let key = |e: u64| {
+                let e = e as u32;
+                (stamps[(e >> VC_BITS) as usize * vcs + (e & 0xff) as usize], e)
+            };
+            let mut list: Vec<u64> = picks.iter().map(|&i| entry(i)).collect();
             let sorted = cut.min(list.len());
             list[..sorted].sort_unstable_by_key(|&e| key(e));
             let mut expected = list.clone();
