@@ -151,8 +151,8 @@ pub struct Simulation {
     pub(super) ports: Vec<PortState>,
     lru: Vec<u64>,
     lru_clock: u64,
-    /// Crossbar requests waiting at each router: `wait_cap` entries per router, `in_port <<
-    /// VC_BITS | vc`, in request order (a flat pool: no allocation per router).
+    /// Crossbar requests waiting at each router: `wait_cap` entries per router (see
+    /// [`request`]), in request order (a flat pool: no allocation per router).
     waiting: Vec<u64>,
     wait_len: Vec<u32>,
     /// Per router, a length (at most `wait_len`) of the list's prefix known to be in
@@ -1174,7 +1174,7 @@ impl Simulation {
         })
     }
 
-    /// File crossbar request `e` (= in_port << VC_BITS | vc) at the back of the router's list.
+    /// File crossbar request `e` (see [`request`]) at the back of the router's list.
     #[inline]
     fn push_request(&mut self, router: u32, e: u64) {
         let r = router as usize;
@@ -1327,8 +1327,10 @@ impl Simulation {
         }
     }
 
-    /// Grant the request of waiting entry `e` (= in_port << VC_BITS | vc) if its crossbar ports are
+    /// Grant the request of waiting entry `e` (see [`request`]) if its crossbar ports are
     /// free and its output VC has room; route the next head of that input VC if there is one.
+    /// A request marked `FULL_SEEN` is taken as still full unless the pass follows freed buffer
+    /// space (`freed`, see [`Simulation::on_arbitrate`]).
     #[inline(always)]
     fn try_grant(&mut self, router: u32, e: u64, freed: bool) -> Fallible<Grant> {
         let ip = self.pidx(router, (e as u32 >> VC_BITS) as u16);
