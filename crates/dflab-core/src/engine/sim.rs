@@ -1334,10 +1334,10 @@ impl Simulation {
     #[inline(always)]
     fn try_grant(&mut self, router: u32, e: u64, freed: bool) -> Fallible<Grant> {
         let ip = self.pidx(router, (e as u32 >> VC_BITS) as u16);
-        let inp = InPort::of(&self.ports[ip]);
         if request_full_seen(e) && !freed {
-            return self.still_full(router, e, inp);
+            return self.still_full(router, e, ip);
         }
+        let inp = InPort::of(&self.ports[ip]);
         let qi = ip * self.vcs + (e as u32 & VC_MASK) as usize;
         let id = self.inq.front(qi).expect("waiting entry has a head packet");
         self.grant(router, e, ip, inp, id, true)
@@ -1346,8 +1346,12 @@ impl Simulation {
     /// The refusal [`Simulation::grant`] gives request `e`, whose output buffer is still full
     /// (see `FULL_SEEN`): the same crossbar checks, in the same order, before the full buffer.
     #[inline(always)]
-    fn still_full(&self, router: u32, e: u64, inp: InPort) -> Fallible<Grant> {
+    ///
+    /// Only the input port's crossbar fields are read (not the whole [`InPort`], whose other
+    /// fields the grant needs): under saturation most attempts end here.
+    fn still_full(&self, router: u32, e: u64, ip: usize) -> Fallible<Grant> {
         let now = self.now;
+        let inp = &self.ports[ip];
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));
         }
