@@ -1236,35 +1236,28 @@ impl Simulation {
                 let sorted = self.wait_sorted[r] as usize;
                 order_requests(&mut self.waiting[base..base + n], &self.lru[qbase..], vcs, sorted);
                 let mut silent = false;
-                // New heads routed during the pass are appended after the first n entries.
+                // Refused entries are kept in place as the pass goes (a write at `kept <= k`
+                // never overtakes the reads); new heads routed during the pass are appended
+                // after the first n entries and moved down behind them at the end.
+                let mut kept = 0;
                 for k in 0..n {
                     let e = self.waiting[base + k];
-                    let refused = match self.try_grant(router, e, freed)? {
-                        Grant::Queued => None,
-                        Grant::QueuedSilent | Grant::Through => {
-                            silent = true;
-                            None
-                        }
-                        refused => Some(refused),
-                    };
-                    match refused {
-                        Some(refused) => {
+                    match self.try_grant(router, e, freed)? {
+                        Grant::Queued => {}
+                        Grant::QueuedSilent | Grant::Through => silent = true,
+                        refused => {
                             if let Grant::Busy(t) = refused {
                                 busy_until = busy_until.min(t);
                             }
-                            self.waiting[base + k] = Self::mark_full(e, &refused, freed);
+                            self.waiting[base + kept] = Self::mark_full(e, &refused, freed);
+                            kept += 1;
                         }
-                        None => self.waiting[base + k] = u64::MAX,
                     }
                 }
-                let len = self.wait_len[r] as usize;
-                let mut kept = 0;
-                for k in 0..len {
-                    let e = self.waiting[base + k];
-                    if e != u64::MAX {
-                        self.waiting[base + kept] = e;
-                        kept += 1;
-                    }
+                // (A loop, not `copy_within`: this is zero or one entry in most passes.)
+                for j in n..self.wait_len[r] as usize {
+                    self.waiting[base + kept] = self.waiting[base + j];
+                    kept += 1;
                 }
                 self.wait_len[r] = kept as u32;
                 // The kept list is in order: the refused entries kept theirs, and the heads
