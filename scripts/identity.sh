@@ -7,12 +7,18 @@
 #
 #   bash scripts/identity.sh > /tmp/before.txt   # on the old commit
 #   bash scripts/identity.sh | diff /tmp/before.txt -
+#
+# It runs the binary of CARGO_TARGET_DIR (default `target`), so the same check covers a build
+# with debug assertions on:
+#
+#   CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_TARGET_DIR=target/dbgassert \
+#       bash scripts/identity.sh | diff /tmp/before.txt -
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet -p dflab-core --example run
 while IFS= read -r cfg; do
     [ -z "$cfg" ] && continue
-    target/release/examples/run "$cfg" \
+    "${CARGO_TARGET_DIR:-target}/release/examples/run" "$cfg" \
         | grep -v -E '"(wall_s|ns_per_router_traversal|sim_us_per_wall_s)"' \
         | sha256sum | cut -c1-16 | tr -d '\n'
     echo "  $cfg"
