@@ -1338,10 +1338,10 @@ impl Simulation {
 
     /// The refusal [`Simulation::grant`] gives request `e`, whose output buffer is still full
     /// (see `FULL_SEEN`): the same crossbar checks, in the same order, before the full buffer.
-    #[inline(always)]
     ///
     /// Only the input port's crossbar fields are read (not the whole [`InPort`], whose other
     /// fields the grant needs): under saturation most attempts end here.
+    #[inline(always)]
     fn still_full(&self, router: u32, e: u64, ip: usize) -> Fallible<Grant> {
         let now = self.now;
         let inp = &self.ports[ip];
