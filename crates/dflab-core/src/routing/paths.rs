@@ -103,7 +103,8 @@ pub fn random_intermediate_router(view: &RouterView, src_group: u32, dst_group: 
     }
     let a = topo.a as u32;
     let x = rng.gen_range(0..(topo.g as u32 - excluded) * a);
-    let mut grp = x / a;
+    // `x < g·a`: the topology's divisions by `a` (no hardware divide).
+    let mut grp = topo.group_of(x);
     let (lo, hi) = (src_group.min(dst_group), src_group.max(dst_group));
     if grp >= lo {
         grp += 1;
@@ -111,7 +112,7 @@ pub fn random_intermediate_router(view: &RouterView, src_group: u32, dst_group: 
     if excluded == 2 && grp >= hi {
         grp += 1;
     }
-    Some(grp * a + x % a)
+    Some(grp * a + topo.index_in_group(x))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use rand::Rng as _;
 use super::paths::{in_destination_group, port_to_group, port_to_router};
 use super::q_table::{argmin, connected, random_port, QParams, QTables};
 use super::{Feedback, Hop, Rng, RouterView, Routing};
+use crate::fastdiv::FastDiv;
 use crate::network::Packet;
 use crate::topology::Topology;
 
@@ -30,6 +31,11 @@ pub struct QAdaptive {
     p: usize,
     a: usize,
     first_global: u16,
+    /// Division by `p`, `a` and `p·a` without a hardware divide: the table row of every hop
+    /// and every feedback needs them (see `crate::fastdiv`).
+    div_p: FastDiv,
+    div_a: FastDiv,
+    div_pa: FastDiv,
 }
 
 impl QAdaptive {
@@ -57,13 +63,22 @@ impl QAdaptive {
                 }
             }
         }
-        QAdaptive { params, tables, p, a: topo.a, first_global: fg }
+        QAdaptive {
+            params,
+            tables,
+            p,
+            a: topo.a,
+            first_global: fg,
+            div_p: FastDiv::new(p as u32),
+            div_a: FastDiv::new(topo.a as u32),
+            div_pa: FastDiv::new((p * topo.a) as u32),
+        }
     }
 
     /// Table row for a packet from node `src` to group `dst_group` at a router of `own` group.
     #[inline]
     pub fn row(&self, own: u32, dst_group: u32, src: u32) -> usize {
-        rel_group(dst_group, own) * self.p + (src as usize % self.p)
+        rel_group(dst_group, own) * self.p + self.div_p.rem(src) as usize
     }
 
     #[inline]
@@ -180,9 +195,8 @@ impl Routing for QAdaptive {
     }
 
     fn on_feedback(&mut self, router: u32, port: u16, fb: &Feedback, _now: crate::units::Time) {
-        let a = self.a as u32;
-        let own = router / a;
-        let dst_group = fb.dst / (self.p as u32 * a);
+        let own = self.div_a.div(router);
+        let dst_group = self.div_pa.div(fb.dst);
         if dst_group == own {
             return;
         }

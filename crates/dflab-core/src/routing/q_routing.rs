@@ -21,6 +21,7 @@ use rand::Rng as _;
 use super::paths::{in_destination_group, port_to_group};
 use super::q_table::{argmin, connected, random_port, QParams, QTables};
 use super::{Feedback, Hop, Rng, RouterView, Routing};
+use crate::fastdiv::FastDiv;
 use crate::network::Packet;
 use crate::topology::Topology;
 
@@ -28,6 +29,8 @@ pub struct QRouting {
     pub params: QParams,
     pub tables: QTables,
     p: usize,
+    /// Division by `p` without a hardware divide (every feedback; see `crate::fastdiv`).
+    div_p: FastDiv,
 }
 
 impl QRouting {
@@ -53,7 +56,7 @@ impl QRouting {
                 }
             }
         }
-        QRouting { params, tables, p: topo.p }
+        QRouting { params, tables, p: topo.p, div_p: FastDiv::new(topo.p as u32) }
     }
 }
 
@@ -139,7 +142,7 @@ impl Routing for QRouting {
     }
 
     fn on_feedback(&mut self, router: u32, port: u16, fb: &Feedback, _now: crate::units::Time) {
-        let d = fb.dst / self.p as u32;
+        let d = self.div_p.div(fb.dst);
         if d == router {
             return;
         }
