@@ -1465,8 +1465,8 @@ impl Simulation {
         let inp = &mut self.ports[ip];
         inp.xin_busy = done;
         inp.xin_silent = !matches!(grant, Grant::Queued);
-        if self.wants_feedback && !self.topo.is_host_port(in_port) {
-            self.send_feedback(router, in_port, id);
+        if self.wants_feedback && in_class != 0 {
+            self.send_feedback(router, in_port, id, in_peer, in_class);
         }
         self.return_credit(router, in_port, vc, flits, in_class, in_peer, in_peer_queues);
         if queued {
@@ -1478,8 +1478,9 @@ impl Simulation {
     }
 
     /// Ask the routing for feedback on the packet leaving input `in_port` and send it upstream
-    /// with the credit latency.
-    fn send_feedback(&mut self, router: u32, in_port: u16, id: PacketId) {
+    /// with the credit latency. `peer` and `class` are those of the input port's line, which
+    /// the grant has read already.
+    fn send_feedback(&mut self, router: u32, in_port: u16, id: PacketId, peer: (u32, u16), class: usize) {
         let view = RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits);
         let Some(fb) = self.routing.feedback(&view, self.pkts.get(id)) else { return };
         let slot = match self.free_feedbacks.pop() {
@@ -1492,8 +1493,7 @@ impl Simulation {
                 (self.feedbacks.len() - 1) as u32
             }
         };
-        let (ur, up) = self.ports[self.pidx(router, in_port)].peer;
-        let class = class_index(self.topo.class_of_port(in_port));
+        let (ur, up) = peer;
         self.q.push(self.ch.credit[class], Event { kind: FEEDBACK, vc: 0, port: up, a: ur, b: slot, c: 0 });
     }
 
