@@ -147,7 +147,6 @@ impl Routing for QAdaptive {
         pkt.estimate = qrow[best];
         let best_port = (best + self.p) as u16;
         let min_port = port_to_group(view, dst_group, rng);
-        let src_group = topo.group_of(topo.router_of_node(pkt.src));
         let port = if h == 0 {
             // Source router.
             let chosen = self.threshold(view.router, row, min_port, best_port, self.params.thld1);
@@ -156,7 +155,7 @@ impl Routing for QAdaptive {
                 pkt.nonminimal = true;
             }
             port
-        } else if h == 1 && view.group != src_group {
+        } else if h == 1 && view.group != topo.group_of(topo.router_of_node(pkt.src)) {
             // First router of an intermediate group (reached by the source router's global hop).
             pkt.nonminimal = true;
             pkt.inter_group = view.group;
