@@ -1465,7 +1465,7 @@ impl Simulation {
         let inp = &mut self.ports[ip];
         inp.xin_busy = done;
         inp.xin_silent = !matches!(grant, Grant::Queued);
-        if self.wants_feedback && in_class != 0 {
+        if self.wants_feedback && !self.topo.is_host_port(in_port) {
             self.send_feedback(router, in_port, id, in_peer, in_class);
         }
         self.return_credit(router, in_port, vc, flits, in_class, in_peer, in_peer_queues);
