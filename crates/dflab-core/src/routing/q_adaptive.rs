@@ -176,6 +176,25 @@ impl Routing for QAdaptive {
         Hop { port, vc: h }
     }
 
+    /// Inside the destination group a hop reads no table, draws nothing and goes minimally
+    /// (the estimate sent back from there is 0): the first-port table answers it without a view,
+    /// as for MIN. The hops before it need the view (the table row's minimum is the estimate).
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, _in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        if pkt.dst_router == router {
+            pkt.estimate = 0.0;
+            // `dst_router` is `dst / p`: `host_port_of_node(dst)` without a division.
+            return Some(Hop { port: (pkt.dst - router * topo.p as u32) as u16, vc: 0 });
+        }
+        match topo.minimal_first_port(router, pkt.dst_router)? {
+            (port, true) => {
+                pkt.estimate = 0.0;
+                Some(Hop { port, vc: pkt.hops })
+            }
+            (_, false) => None,
+        }
+    }
+
     fn wants_feedback(&self) -> bool {
         true
     }
@@ -224,6 +243,30 @@ mod tests {
                 assert_eq!(s.vc as usize, i);
             }
         }
+    }
+
+    /// Every hop inside the destination group is answered without a view, no other hop is
+    /// (`walk` checks each answer against `route`, packet writes included).
+    #[test]
+    fn destination_group_hops_need_no_view() {
+        let net = Net::new(4, 8, 4, 1);
+        let topo = &net.topo;
+        let alg = QAdaptive::new(topo, QParams::default());
+        let (mut inside, mut answered) = (0, 0);
+        for (src, dst) in net.sample_pairs(2000, 6) {
+            let mut pkt = net.packet(src, dst);
+            let dst_group = topo.group_of(pkt.dst_router);
+            for router in 0..topo.routers() as u32 {
+                pkt.hops = 1;
+                let quick = alg.route_without_view(topo, router, topo.first_local_port(), &mut pkt.clone());
+                let here = topo.group_of(router) == dst_group;
+                assert_eq!(quick.is_some(), here, "router {router}, packet {src}->{dst}");
+                inside += here as u32;
+                answered += quick.is_some() as u32;
+            }
+        }
+        assert_eq!(answered, inside);
+        assert!(inside >= 2000 * topo.a as u32);
     }
 
     #[test]
