@@ -792,7 +792,7 @@ impl Simulation {
         // An idle NIC with credits sends the packet at once, without queueing it (what
         // `nic_try_send` does with a queue of one, see `send_from_nic`); it is injected as it
         // is generated.
-        let send = queued == 0 && nd.busy <= now && self.nic_credits.absorb(n, now) >= flits;
+        let send = queued == 0 && nd.busy <= now && self.nic_credits.covers(n, now, flits);
         let mut resume = false;
         if send {
             resume = std::mem::take(&mut nd.deferred);
@@ -947,7 +947,7 @@ impl Simulation {
         };
         // Every packet has `packet_flits` flits: no need to load the packet.
         let flits = self.packet_flits as u32;
-        if self.nic_credits.absorb(n, now) < flits {
+        if !self.nic_credits.covers(n, now, flits) {
             match self.nic_credits.next_return(n) {
                 Some(t) if !self.nodes[n].wake => {
                     self.nodes[n].wake = true;
@@ -1596,7 +1596,7 @@ impl Simulation {
         // Every packet has `packet_flits` flits: the heads need not be loaded to check credits.
         let flits = self.packet_flits as u32;
         let credits = &mut self.credits;
-        let chosen = self.outq.pop_rr(qb, vcs, st.rr as usize, flits, |q| host || credits.absorb(q, now) >= flits);
+        let chosen = self.outq.pop_rr(qb, vcs, st.rr as usize, flits, |q| host || credits.covers(q, now, flits));
         let Some((vc, id)) = chosen else {
             self.send_blocked(router, port);
             return Ok(());

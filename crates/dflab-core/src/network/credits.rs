@@ -91,6 +91,16 @@ fn absorb_in(s: &mut State, ring: &[u64], cap: u32, q: usize, now: Time) -> u32 
     s.free
 }
 
+/// Whether the free credits of VC `q` at `now` cover `flits`, absorbing the arrived returns only
+/// if the already absorbed credits do not. Returns left pending are absorbed by a later look,
+/// with the same totals, so every decision is the same as with absorbing at every look; but
+/// the ring of older returns (1.3 MB on `qadaptive-1056`, a cache miss on most reads) is read
+/// only by a sender that needs the credits: MIN UR 0.5 ran 4 % faster.
+#[inline(always)]
+fn covers_in(s: &mut State, ring: &[u64], cap: u32, q: usize, now: Time, flits: u32) -> bool {
+    s.free >= flits || absorb_in(s, ring, cap, q, now) >= flits
+}
+
 const FLITS_BITS: u32 = 16;
 
 #[inline]
@@ -152,6 +162,12 @@ impl CreditLedger {
         absorb_in(&mut self.state[q], &self.ring, self.cap, q, now)
     }
 
+    /// Whether the free credits of VC `q` at `now` cover `flits` (see [`covers_in`]).
+    #[inline(always)]
+    pub fn covers(&mut self, q: usize, now: Time, flits: u32) -> bool {
+        covers_in(&mut self.state[q], &self.ring, self.cap, q, now, flits)
+    }
+
     /// A crossbar request for a packet of `flits` flits into the output buffer of VC `q`
     /// (`out_cap` flits): `Full` if the buffer has no room for it (nothing changes); `Through`
     /// if the output is `idle` and the packet can go straight on: it ejects (`host`, no
@@ -168,7 +184,7 @@ impl CreditLedger {
             if host {
                 return Admit::Through;
             }
-            if absorb_in(s, &self.ring, self.cap, q, now) >= flits {
+            if covers_in(s, &self.ring, self.cap, q, now, flits) {
                 s.free -= flits;
                 return Admit::Through;
             }
@@ -316,7 +332,7 @@ mod tests {
         /// Against a plain list of pending returns: every reading agrees after any sequence of
         /// takes, returns (in time order, as links deliver them) and absorbs at rising times.
         #[test]
-        fn agrees_with_a_list_of_returns(ops in proptest::collection::vec((0u8..4, 0u64..40, 1u32..3), 1..200)) {
+        fn agrees_with_a_list_of_returns(ops in proptest::collection::vec((0u8..5, 0u64..40, 1u32..3), 1..200)) {
             let cap = 8;
             let mut l = CreditLedger::new(1, cap);
             let (mut free, mut pending): (u32, Vec<(u64, u32)>) = (cap, Vec::new());
@@ -345,6 +361,17 @@ mod tests {
                         pending.push((last, flits));
                     }
                     2 => now += dt,
+                    4 => {
+                        // Send if there are credits, through `covers` (which absorbs only when the
+                        // absorbed credits fall short): the same decision, the same totals after.
+                        absorb(&mut free, &mut pending);
+                        let covered = l.covers(0, now, flits);
+                        proptest::prop_assert_eq!(covered, free >= flits);
+                        if covered {
+                            l.take(0, flits);
+                            free -= flits;
+                        }
+                    }
                     _ => {
                         absorb(&mut free, &mut pending);
                         proptest::prop_assert_eq!(l.absorb(0, now), free);
