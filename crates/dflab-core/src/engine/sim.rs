@@ -720,6 +720,15 @@ impl Simulation {
     /// The second stage of the pipeline (see [`Self::prefetch_far`]), for the next event.
     #[inline]
     fn prefetch_near(&self, ev: &Event) {
+        if ev.kind == PORT_WAKE {
+            // Most port wake-ups come from the timer wheel (the first of a busy period), which
+            // the far stage does not see: their port's line, VC queue states and credits.
+            let pi = ev.c as usize;
+            prefetch(&self.ports, pi);
+            self.outq.prefetch(pi * self.vcs);
+            self.credits.prefetch(pi * self.vcs);
+            return;
+        }
         if ev.kind != ARRIVE {
             return;
         }
