@@ -201,6 +201,33 @@ pub struct Simulation {
     pub(super) nic_inflight_flits: Vec<u32>,
 }
 
+/// The hop the near prefetch stage ([`Simulation::prefetch_near`]) found for the event after
+/// the current one: MIN's table hop of packet `id` arriving at a router, packed as
+/// `id << 32 | port << 8 | vc` (one register through the event loop). The loop hands it to the
+/// handler of the event popped next, which uses it if it routes that packet: if that event is
+/// not the arrival the hint was found for (a handler can schedule an earlier one in between),
+/// the packet is still on its link and no route of this event is for it. MIN's hop is a
+/// function of the router and the packet's destination alone, so using it is exactly routing
+/// again (debug builds check that it is).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct HopHint(u64);
+
+impl HopHint {
+    /// No hint (no packet has id `u32::MAX`: the arena would need 256 GB for it).
+    const NONE: HopHint = HopHint(u64::MAX);
+
+    #[inline(always)]
+    fn new(id: PacketId, hop: Hop) -> HopHint {
+        HopHint((id as u64) << 32 | (hop.port as u64) << 8 | hop.vc as u64)
+    }
+
+    /// The hop, if this hint is for packet `id`.
+    #[inline(always)]
+    fn for_packet(self, id: PacketId) -> Option<Hop> {
+        ((self.0 >> 32) as u32 == id).then_some(Hop { port: (self.0 >> 8) as u16, vc: self.0 as u8 })
+    }
+}
+
 /// State of one router port (both directions of its link and both crossbar sides), aligned so
 /// that each port occupies exactly one cache line (40 bytes would straddle two on most ports).
 #[derive(Debug, Clone, Copy, Default)]
@@ -583,6 +610,9 @@ impl Simulation {
         // The earlier of `watch_at` and `next_check`: one comparison per event for both.
         let mut due: Time = 0;
         let end = self.end;
+        // The hop the near stage found for the event it was given, with that event's router and
+        // packet (see `HopHint`).
+        let mut pending = HopHint::NONE;
         while let Some((t, ev, next)) = self.q.pop_peek() {
             if t >= end {
                 ran_out = false;
@@ -590,13 +620,15 @@ impl Simulation {
             }
             self.now = t;
             self.events += 1;
-            if let Some(next) = next {
-                self.prefetch_near(&next);
-            }
+            let hint = pending;
+            pending = match next {
+                Some(next) => self.prefetch_near(&next),
+                None => HopHint::NONE,
+            };
             if let Some(far) = self.q.peek_far(PREFETCH_FAR) {
                 self.prefetch_far(far);
             }
-            self.dispatch(ev).map_err(|e| *e)?;
+            self.dispatch_with(ev, hint).map_err(|e| *e)?;
             if t >= due {
                 if t >= watch_at {
                     if self.in_network > 0 && t - self.last_progress > self.watchdog {
@@ -642,8 +674,16 @@ impl Simulation {
         }
     }
 
-    #[inline]
+    #[inline(never)]
     fn dispatch(&mut self, ev: Event) -> Fallible {
+        self.dispatch_with(ev, HopHint::NONE)
+    }
+
+    /// Handle `ev`; `hint`: the hop the near prefetch stage found for it (an arrival under a
+    /// table routing), which its routing would find again. `always`: with two callers (the
+    /// event loop and `dispatch`) plain `inline` left it a call with a large frame per event.
+    #[inline(always)]
+    fn dispatch_with(&mut self, ev: Event, hint: HopHint) -> Fallible {
         match ev.kind {
             GEN => {
                 if ev.b == self.gen_epoch {
@@ -661,7 +701,7 @@ impl Simulation {
                 self.nodes[ev.a as usize].wake = false;
                 self.nic_try_send(ev.a);
             }
-            ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b, ev.c as usize),
+            ARRIVE => return self.on_arrive(ev.a, ev.port, ev.vc, ev.b, ev.c as usize, hint),
             XBAR_DONE => return self.on_xbar_done(ev.a, ev.port, ev.vc, ev.b),
             PORT_WAKE => return self.try_send(ev.a, ev.port, ev.c as usize, true),
             ARB_WAKE => {
@@ -717,9 +757,11 @@ impl Simulation {
         }
     }
 
-    /// The second stage of the pipeline (see [`Self::prefetch_far`]), for the next event.
+    /// The second stage of the pipeline (see [`Self::prefetch_far`]), for the next event. Under
+    /// MIN it finds an arrival's hop to prefetch the output side, and returns it, so that the
+    /// arrival's handler does not find it a second time.
     #[inline]
-    fn prefetch_near(&self, ev: &Event) {
+    fn prefetch_near(&self, ev: &Event) -> HopHint {
         if ev.kind == PORT_WAKE {
             // Most port wake-ups come from the timer wheel (the first of a busy period), which
             // the far stage does not see: their port's line, VC queue states and credits.
@@ -727,13 +769,13 @@ impl Simulation {
             prefetch(&self.ports, pi);
             self.outq.prefetch(pi * self.vcs);
             self.credits.prefetch(pi * self.vcs);
-            return;
+            return HopHint::NONE;
         }
         if ev.kind != ARRIVE {
-            return;
+            return HopHint::NONE;
         }
         let pi = ev.c as usize;
-        let Some(inp) = self.ports.get(pi) else { return };
+        let Some(inp) = self.ports.get(pi) else { return HopHint::NONE };
         if !self.topo.is_host_port(ev.port) {
             self.credits.prefetch(inp.peer_queues as usize + ev.vc as usize);
         }
@@ -745,8 +787,10 @@ impl Simulation {
                 prefetch(&self.ports, op);
                 self.credits.prefetch(oi);
                 self.outq.prefetch(oi);
+                return HopHint::new(ev.b, hop);
             }
         }
+        HopHint::NONE
     }
 
     #[inline]
@@ -1036,7 +1080,8 @@ impl Simulation {
     // ---- Router ----------------------------------------------------------------------------
 
     /// Packet `id` arrives at input (`port`, `vc`) of `router`; `pi` is the port's index.
-    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId, pi: usize) -> Fallible {
+    /// `hint`: the packet's hop here, if the near prefetch stage found it (see `HopHint`).
+    fn on_arrive(&mut self, router: u32, port: u16, vc: u8, id: PacketId, pi: usize, hint: HopHint) -> Fallible {
         debug_assert_eq!(pi, self.pidx(router, port));
         let qi = pi * self.vcs + vc as usize;
         let host = self.topo.is_host_port(port);
@@ -1075,7 +1120,7 @@ impl Simulation {
             // arrivals when the network's state outgrows the cache). Same decisions and timing
             // as the general path below (queue, request, arbitrate a list of one), fewer steps.
             debug_assert!(self.inq.is_empty(qi));
-            let hop = self.route(router, port, id)?;
+            let hop = self.route(router, port, id, hint)?;
             let e = request(port, vc, hop);
             match self.grant(router, e, pi, inp, id, false)? {
                 Grant::Queued | Grant::QueuedSilent | Grant::Through => {}
@@ -1101,7 +1146,8 @@ impl Simulation {
             return Err(Error::Invariant(format!("input queue of router {router} port {port} VC {vc} is full")).into());
         }
         if self.inq.len(qi) == 1 {
-            self.route_head(router, port, vc as usize, id)?;
+            let hop = self.route(router, port, id, hint)?;
+            self.push_request(router, request(port, vc, hop));
             self.request_arb(router)?;
         }
         Ok(())
@@ -1110,20 +1156,27 @@ impl Simulation {
     /// Route the packet that just became the head of input (port, vc) and file its crossbar
     /// request.
     fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Fallible {
-        let hop = self.route(router, in_port, id)?;
+        let hop = self.route(router, in_port, id, HopHint::NONE)?;
         self.push_request(router, request(in_port, vc as u8, hop));
         Ok(())
     }
 
     /// Ask the routing for the output of packet `id` at the head of input (port, vc), check the
-    /// choice and record it in the packet.
+    /// choice and record it in the packet. `hint`: the hop the near prefetch stage found for
+    /// this packet at this router (MIN's table hop), used instead of finding it again.
     #[inline(always)]
-    fn route(&mut self, router: u32, in_port: u16, id: PacketId) -> Result<Hop> {
+    fn route(&mut self, router: u32, in_port: u16, id: PacketId, hint: HopHint) -> Result<Hop> {
         // Most hops come from the first-port table: no view, no congestion read (MIN, and the
         // Valiant and UGAL families after their source router). MIN is tested first: behind the
         // dispatch over every routing, its hop cost 3 more instructions per traversal.
         let table_hop = match &self.routing {
-            AnyRouting::Minimal(min) => min.route_without_view(&self.topo, router, in_port, self.pkts.get_mut(id)),
+            AnyRouting::Minimal(min) => match hint.for_packet(id) {
+                Some(hop) => {
+                    debug_assert_eq!(Some(hop), Minimal::table_hop(&self.topo, router, self.pkts.get(id)));
+                    Some(hop)
+                }
+                None => min.route_without_view(&self.topo, router, in_port, self.pkts.get_mut(id)),
+            },
             other => other.route_without_view(&self.topo, router, in_port, self.pkts.get_mut(id)),
         };
         let Hop { port, vc: out_vc } = match table_hop {
@@ -1732,8 +1785,21 @@ fn order_requests(list: &mut [u64], lru: &[u64], vcs: usize, sorted: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{order_requests, VC_BITS};
+    use super::{order_requests, HopHint, VC_BITS};
+    use crate::routing::Hop;
     use proptest::prelude::*;
+
+    /// A hint gives its hop back for its own packet only, and no hint for any packet.
+    #[test]
+    fn hop_hint_is_for_its_packet_only() {
+        for (id, port, vc) in [(0, 0, 0), (7, 15, 1), (u32::MAX - 1, u16::MAX, u8::MAX)] {
+            let hop = Hop { port, vc };
+            let hint = HopHint::new(id, hop);
+            assert_eq!(hint.for_packet(id), Some(hop));
+            assert_eq!(hint.for_packet(id ^ 1), None);
+            assert_eq!(HopHint::NONE.for_packet(id), None);
+        }
+    }
 
     proptest! {
         /// With its first `sorted` entries in arbitration order (as a pass leaves them),

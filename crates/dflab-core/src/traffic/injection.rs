@@ -119,12 +119,11 @@ impl Injector {
     fn empty_slots_int(&self, limits: &Limits, m: u64) -> u64 {
         let r = (1u64 << 53) - m;
         let lim = &limits.limit;
-        // Short gaps are the common case at moderate load: scan, then bisect the rest
-        // (branch-free; the zeros past the table end the count).
-        let mut k = 0;
-        while k < LINEAR && r <= lim[k] {
-            k += 1;
-        }
+        // Short gaps are the common case at moderate load: count the first `LINEAR` thresholds
+        // at or above `r` without a branch (they are a prefix: the limits do not increase, see
+        // `Limits::new`; a scan stopping at the first one below mispredicted its exit on most
+        // draws), then bisect the rest (branch-free; the zeros past the table end the count).
+        let mut k: usize = lim[..LINEAR].iter().map(|&l| (r <= l) as usize).sum();
         if k == LINEAR {
             for step in [32, 16, 8, 4, 2, 1] {
                 if r <= lim[(k + step - 1) % PADDED] {
