@@ -69,8 +69,10 @@ const FEEDBACK: u8 = 11;
 const PHASE: u8 = 12;
 
 /// How many events beyond the next one the first prefetch stage runs (see
-/// `Simulation::prefetch_far`).
-const PREFETCH_FAR: u32 = 3;
+/// `Simulation::prefetch_far`). Two, timed on the profile-guided build that `dflab bench` runs
+/// (`dflab-py`'s `run` example): MIN UR 0.5 1.5 % faster than three (20 alternating rounds),
+/// one no better than three, five 1.7 % slower.
+const PREFETCH_FAR: u32 = 2;
 /// Packets per node the arena has room for from the start (it grows beyond as needed).
 const PACKETS_RESERVED_PER_NODE: usize = 16;
 
