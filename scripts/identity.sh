@@ -15,7 +15,7 @@
 #       bash scripts/identity.sh | diff /tmp/before.txt -
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet -p dflab-core --example run
+cargo build --release --quiet -p dflab-py --example run
 while IFS= read -r cfg; do
     [ -z "$cfg" ] && continue
     "${CARGO_TARGET_DIR:-target}/release/examples/run" "$cfg" \
