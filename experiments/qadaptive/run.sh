@@ -45,7 +45,7 @@ check)
     for r in $routings; do
         json=$(to_json "$file" "$r" "$measure")
         echo "== $file :: $r"
-        cargo run --release -q -p dflab-core --example run -- "$json" \
+        cargo run --release -q -p dflab-py --example run -- "$json" \
             | python3 -c "import json,sys;s=json.load(sys.stdin);print({k:round(s[k],4) for k in ('offered_load','accepted_load','latency_mean_ns','hops_mean','minimal_fraction')})"
     done
     ;;
