@@ -612,8 +612,8 @@ impl Simulation {
         // The earlier of `watch_at` and `next_check`: one comparison per event for both.
         let mut due: Time = 0;
         let end = self.end;
-        // The hop the near stage found for the event it was given, with that event's router and
-        // packet (see `HopHint`).
+        // The hop the near stage found for the arrival it was given, with that arrival's packet
+        // (see `HopHint`).
         let mut pending = HopHint::NONE;
         while let Some((t, ev, next)) = self.q.pop_peek() {
             if t >= end {
