@@ -151,8 +151,8 @@ pub struct Simulation {
     /// Indexed by router * radix + port.
     /// Everything about one port in one place (one cache line): a hop touches it together.
     pub(super) ports: Vec<PortState>,
-    lru: Vec<u64>,
-    lru_clock: u64,
+    lru: Vec<u32>,
+    lru_clock: u32,
     /// Crossbar requests waiting at each router: `wait_cap` entries per router (see
     /// [`request`]), in request order (a flat pool: no allocation per router).
     waiting: Vec<u64>,
@@ -1477,6 +1477,9 @@ impl Simulation {
         if queued {
             self.inq.pop(qi, flits);
         }
+        if self.lru_clock == u32::MAX {
+            self.lru_clock = renumber_stamps(&mut self.lru);
+        }
         self.lru_clock += 1;
         self.lru[qi] = self.lru_clock;
         self.traversals += 1;
@@ -1754,6 +1757,22 @@ impl Simulation {
     }
 }
 
+/// Replace the LRU stamps by their ranks among the distinct stamps (the same order, the same
+/// ties) and return the highest rank: what the clock continues from when it reaches `u32::MAX`
+/// (once per 4 G grants). Stamps are 32 bits so that the array of one per input VC takes half
+/// the cache.
+#[cold]
+#[inline(never)]
+fn renumber_stamps(lru: &mut [u32]) -> u32 {
+    let mut distinct = lru.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    for s in lru.iter_mut() {
+        *s = distinct.partition_point(|&d| d < *s) as u32;
+    }
+    distinct.len().saturating_sub(1) as u32
+}
+
 /// Order the requests `list` (at least 2) of one router least recently granted first (by
 /// LRU stamp in `lru`, the router's stamps per input VC, then entry: the key is unique to an
 /// entry, so the order is that of any sort). Under congestion lists are long (~20 entries on
@@ -1765,7 +1784,7 @@ impl Simulation {
 /// left at most 1 long, and 1 entry is always in order. Out of line: inlined, it took
 /// registers from the grants of `on_arbitrate`.
 #[inline(never)]
-fn order_requests(list: &mut [u64], lru: &[u64], vcs: usize, sorted: usize) {
+fn order_requests(list: &mut [u64], lru: &[u32], vcs: usize, sorted: usize) {
     let n = list.len();
     // The key of the input VC alone (the low 32 bits): the output and the mark do not order.
     let key = |e: u64| {
@@ -1787,9 +1806,28 @@ fn order_requests(list: &mut [u64], lru: &[u64], vcs: usize, sorted: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{order_requests, HopHint, VC_BITS};
+    use super::{order_requests, renumber_stamps, HopHint, Simulation, VC_BITS};
+    use crate::config::Experiment;
     use crate::routing::Hop;
     use proptest::prelude::*;
+
+    /// A run whose LRU clock reaches `u32::MAX` (and renumbers the stamps) ends exactly as one
+    /// whose clock did not: the same arbitration order, so the same summary.
+    #[test]
+    fn lru_clock_wrap_changes_nothing() {
+        let doc = r#"{"routing": {"algorithm": "PAR"}, "traffic": {"load": 0.9},
+            "topology": {"p": 2, "a": 4, "h": 2, "g": 9}, "run": {"warmup_us": 1.0, "measure_us": 2.0}}"#;
+        let cfg = Experiment::from_json(doc).unwrap();
+        let summary = |start: u32| {
+            let mut sim = Simulation::new(&cfg).unwrap();
+            sim.lru_clock = start;
+            let mut s = sim.run().unwrap().summary;
+            (s.wall_s, s.ns_per_router_traversal, s.sim_us_per_wall_s) = (0.0, 0.0, 0.0);
+            assert!(s.router_traversals > 10_000, "the clock wraps within the run");
+            serde_json::to_string(&s).unwrap()
+        };
+        assert_eq!(summary(u32::MAX - 5_000), summary(0));
+    }
 
     /// A hint gives its hop back for its own packet only, and no hint for any packet.
     #[test]
@@ -1804,11 +1842,24 @@ mod tests {
     }
 
     proptest! {
+        /// Renumbering keeps the stamps' order and ties, and returns the highest new stamp.
+        #[test]
+        fn renumbered_stamps_keep_their_order(stamps in proptest::collection::vec(any::<u32>(), 1..60)) {
+            let mut renumbered = stamps.clone();
+            let top = renumber_stamps(&mut renumbered);
+            prop_assert_eq!(Some(&top), renumbered.iter().max());
+            for i in 0..stamps.len() {
+                for j in 0..stamps.len() {
+                    prop_assert_eq!(stamps[i].cmp(&stamps[j]), renumbered[i].cmp(&renumbered[j]));
+                }
+            }
+        }
+
         /// With its first `sorted` entries in arbitration order (as a pass leaves them),
         /// `order_requests` puts the list in the order a full sort by (LRU stamp, entry) gives.
         #[test]
         fn order_requests_equals_the_full_sort(
-            stamps in proptest::collection::vec(0u64..50, 16),
+            stamps in proptest::collection::vec(0u32..50, 16),
             picks in proptest::collection::btree_set(0u32..16, 2..16),
             cut in 0usize..16,
         ) {
