@@ -8,7 +8,9 @@
 #
 # A and B are git revisions, or `.` for the working tree. Prints, per version, the median and
 # minimum wall ns per router traversal and the median over rounds of its ratio to A's.
-# Default: 12 rounds of qadaptive-1056, UR 0.5, MIN, 10 µs warm-up + 40 µs.
+# Default: 12 rounds of qadaptive-1056, UR 0.5, MIN, 10 µs warm-up + 40 µs. Builds and git
+# worktrees of revisions stay in target/ab for the next comparison; `rm -rf target/ab && git
+# worktree prune` removes them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
