@@ -20,6 +20,12 @@ pub mod topology;
 pub mod traffic;
 pub mod units;
 
+/// Version of the model's semantics: bumped whenever a change of the engine can change the
+/// results of an existing experiment (never for a refactoring or a speed-up, which the identity
+/// fingerprints of `tests/identity` prove result-neutral). Recorded with every result; result
+/// stores refuse to mix points of different versions.
+pub const ENGINE_SEMANTICS: u32 = 1;
+
 pub use config::Experiment;
 pub use engine::{simulate, SimResult};
 pub use error::{Error, Result};
