@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::routing::Algorithm;
+use crate::routing::canonical_algorithm;
 use crate::traffic::Pattern;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -358,7 +358,7 @@ impl Experiment {
                 format!("{} is smaller than one packet (packet_flits = {})", n.output_buffer_flits, n.packet_flits),
             ));
         }
-        Algorithm::parse(&self.routing.algorithm)?;
+        canonical_algorithm(&self.routing.algorithm)?;
         if let Some(v) = self.routing.vcs {
             if v == 0 || v > 64 {
                 return Err(Error::config("routing.vcs", format!("{v} is out of range; allowed: 1 to 64")));

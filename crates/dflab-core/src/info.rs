@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use crate::config::Experiment;
 use crate::error::Result;
-use crate::routing::{Algorithm, Routing};
+use crate::routing::canonical_algorithm;
+use crate::routing::registry::declared_bounds;
 use crate::topology::Topology;
 
 #[derive(Debug, Clone, Serialize)]
@@ -30,9 +31,9 @@ pub struct TopologyInfo {
 
 pub fn topology_info(cfg: &Experiment) -> Result<TopologyInfo> {
     cfg.validate()?;
+    let name = canonical_algorithm(&cfg.routing.algorithm)?;
     let t = Topology::new(&cfg.topology)?;
-    let alg = Algorithm::parse(&cfg.routing.algorithm)?;
-    let routing = alg.build_for(&t, cfg);
+    let (vcs, max_router_hops) = declared_bounds(t.clone(), cfg)?;
     let (local_links, global_links) = t.link_counts();
     Ok(TopologyInfo {
         shape: format!("dfly({}, {}, {}, {})", t.p, t.a, t.h, t.g),
@@ -49,8 +50,8 @@ pub fn topology_info(cfg: &Experiment) -> Result<TopologyInfo> {
         links_per_pair: t.l,
         arrangement: format!("{:?}", t.arrangement).to_lowercase(),
         diameter: t.diameter(),
-        routing: alg.name().to_string(),
-        vcs: cfg.routing.vcs.unwrap_or_else(|| routing.vcs()),
-        max_router_hops: routing.max_hops(),
+        routing: name.to_string(),
+        vcs: cfg.routing.vcs.unwrap_or(vcs),
+        max_router_hops,
     })
 }

@@ -19,6 +19,7 @@ pub mod stats;
 pub mod topology;
 pub mod traffic;
 pub mod units;
+pub mod workload;
 
 /// Version of the model's semantics: bumped whenever a change of the engine can change the
 /// results of an existing experiment (never for a refactoring or a speed-up, which the identity

@@ -10,7 +10,7 @@
 mod common;
 use common::{hpdc, run};
 use dflab_core::config::{Arrangement, Experiment, Intermediate, IntraGroup};
-use dflab_core::routing::{Algorithm, Routing};
+use dflab_core::routing::registry::declared_bounds;
 use dflab_core::topology::Topology;
 
 /// (name, VCs, max router hops)
@@ -23,10 +23,12 @@ fn small(p: usize, a: usize, h: usize, l: usize, arr: Arrangement) -> Experiment
 
 #[test]
 fn declared_vcs_and_hop_bounds_match_the_reference_table() {
-    let topo = Topology::new(&Experiment::default().topology).unwrap();
     for (name, vcs, hops) in BOUNDS {
-        let alg = Algorithm::parse(name).unwrap().build(&topo);
-        assert_eq!((alg.vcs(), alg.max_hops() as usize), (vcs, hops), "{name}");
+        let mut e = Experiment::default();
+        e.routing.algorithm = name.into();
+        let topo = Topology::new(&e.topology).unwrap();
+        let (got_vcs, got_hops) = declared_bounds(topo, &e).unwrap();
+        assert_eq!((got_vcs, got_hops as usize), (vcs, hops), "{name}");
     }
 }
 

@@ -2,7 +2,7 @@
 //! one serialisation time later, wherever the first was granted (straight through an idle output
 //! or into its buffer).
 
-use dflab_core::engine::Simulation;
+use dflab_core::engine::trace;
 use dflab_core::units::{transfer_ps, Time};
 use dflab_core::Experiment;
 
@@ -17,8 +17,8 @@ fn a_request_refused_by_a_busy_crossbar_output_is_granted_when_it_frees() {
     let p = e.topology.p as u32;
     // Nodes 0 and 1 sit on router 0; node p is on router 1 of the same group: both packets take
     // the same local port of router 0 and reach it at the same time.
-    let alone = Simulation::new(&e).unwrap().trace_one(0, p).unwrap().1;
-    let both = Simulation::new(&e).unwrap().trace(&[(0, p), (1, p + 1)]).unwrap();
+    let alone = trace(&e, &[(0, p)]).unwrap()[0].1;
+    let both = trace(&e, &[(0, p), (1, p + 1)]).unwrap();
     assert_eq!(both[0].1, alone, "the first packet is not delayed");
     // The second leaves router 0 when the local link is free again, one local serialisation
     // later; from there on its path (other ejection port) is free.
@@ -31,8 +31,8 @@ fn three_packets_for_one_output_leave_one_serialisation_apart() {
     // crossbar after it: each grant path must wake the next request.
     let e = Experiment::default();
     let p = e.topology.p as u32;
-    let alone = Simulation::new(&e).unwrap().trace_one(0, p).unwrap().1;
-    let all = Simulation::new(&e).unwrap().trace(&[(0, p), (1, p + 1), (2, p + 2)]).unwrap();
+    let alone = trace(&e, &[(0, p)]).unwrap()[0].1;
+    let all = trace(&e, &[(0, p), (1, p + 1), (2, p + 2)]).unwrap();
     let s = ser(&e, e.network.local_bw_gbps);
     let times: Vec<Time> = all.iter().map(|d| d.1).collect();
     assert_eq!(times, vec![alone, alone + s, alone + 2 * s]);

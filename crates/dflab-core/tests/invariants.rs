@@ -82,19 +82,23 @@ struct LastGlobalPort {
 }
 
 impl dflab_core::routing::Routing for LastGlobalPort {
-    fn vcs(&self) -> usize {
-        2
+    type Header = ();
+    type RouterState = ();
+    type Msg = dflab_core::routing::NoMsg;
+
+    fn vcs(&self) -> dflab_core::routing::VcCounts {
+        dflab_core::routing::VcCounts::uniform(2)
     }
     fn max_hops(&self) -> u32 {
         3
     }
+    fn router_state(&self, _topo: &dflab_core::topology::Topology, _router: u32) {}
     fn route(
-        &mut self,
-        view: &dflab_core::routing::RouterView,
+        &self,
+        cx: &mut dflab_core::routing::Ctx<'_, Self>,
         pkt: &mut dflab_core::network::Packet,
-        _rng: &mut dflab_core::routing::Rng,
     ) -> dflab_core::routing::Hop {
-        let port = if view.router == pkt.dst_router { (pkt.dst % self.p) as u16 } else { self.radix - 1 };
+        let port = if cx.view.router == pkt.dst_router { (pkt.dst % self.p) as u16 } else { self.radix - 1 };
         dflab_core::routing::Hop { port, vc: 0 }
     }
 }
@@ -108,7 +112,7 @@ fn a_routing_that_picks_an_unconnected_port_is_an_error_not_a_crash() {
     e.traffic.load = 0.3;
     let topo = dflab_core::topology::Topology::new(&e.topology).unwrap();
     let routing = LastGlobalPort { radix: topo.radix as u16, p: topo.p as u32 };
-    let err = dflab_core::engine::Simulation::with_routing(&e, topo, Box::new(routing)).unwrap().run().unwrap_err();
+    let err = dflab_core::engine::Simulation::new(&e, topo, routing).unwrap().run().unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("routed onto unconnected port 6"), "{msg}");
 }

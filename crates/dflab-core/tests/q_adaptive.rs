@@ -1,12 +1,15 @@
-//! Q-adaptive's table, learning rule and decision rules against qadaptive-reference.md §1.2–1.6
-//! and the validation targets of §7, on the `qadaptive-1056` topology, without the engine.
+//! Q-adaptive's table, learning rule and decision rules against the reference behaviour
+//! (docs/qadaptive.md) and its validation targets, on the `qadaptive-1056` topology, without
+//! the engine (through the routing harness).
 
 use dflab_core::config::{NetworkConfig, RoutingConfig};
-use dflab_core::network::{CreditLedger, Packet};
+use dflab_core::network::Packet;
+use dflab_core::routing::harness::{Harness, Net};
 use dflab_core::routing::paths::port_to_group;
 use dflab_core::routing::q_adaptive::QAdaptive;
-use dflab_core::routing::q_table::{state_bytes_per_router, QParams};
-use dflab_core::routing::{Algorithm, Feedback, Rng, RouterView, Routing};
+use dflab_core::routing::q_routing::QRouting;
+use dflab_core::routing::q_table::{state_bytes_per_router, Feedback, QHeader, QParams, QTable};
+use dflab_core::routing::{canonical_algorithm, Dest, Rng, Routing};
 use dflab_core::topology::Topology;
 use dflab_core::Experiment;
 use rand::{Rng as _, SeedableRng};
@@ -25,34 +28,33 @@ fn params(epsilon: f64) -> QParams {
     QParams { epsilon, ..QParams::from_config(&RoutingConfig::default(), &NetworkConfig::default()) }
 }
 
-/// Empty network state for building router views.
-struct State {
-    credits: CreditLedger,
+/// Q-adaptive on an empty `qadaptive-1056` network.
+fn harness(p: QParams) -> Harness<QAdaptive> {
+    let t = topo_1056();
+    let q = QAdaptive::new(&t, p);
+    Harness::new(Net::of(t), q, 1)
 }
 
-const VCS: usize = 5;
+fn table(h: &Harness<QAdaptive>, r: u32) -> &QTable {
+    h.state(r)
+}
 
-impl State {
-    fn new(t: &Topology) -> State {
-        let n = t.routers() * t.radix * VCS;
-        State { credits: CreditLedger::new(n, 20) }
-    }
-    fn view<'a>(&'a self, t: &'a Topology, router: u32, in_port: u16) -> RouterView<'a> {
-        RouterView::new(t, router, in_port, 0, VCS, &self.credits)
-    }
+fn qh(pkt: &mut Packet) -> &mut QHeader {
+    pkt.hdr_mut()
 }
 
 #[test]
 fn initial_table_of_router_0_matches_the_reference() {
     let t = topo_1056();
     let q = QAdaptive::new(&t, params(0.001));
-    assert_eq!((q.tables.rows, q.tables.cols), (128, 11));
-    assert_eq!(q.tables.entries_per_router(), 1408);
+    let t0 = q.initial_table(&t, 0);
+    assert_eq!((t0.rows, t0.cols), (128, 11));
+    assert_eq!(t0.entries(), 1408);
     let mut n300 = 0;
     for row in 0..128 {
         let dg = row / 4; // destination group index with group 0 skipped: group dg + 1
         for col in 0..11 {
-            let v = q.tables.get(0, row, col);
+            let v = t0.get(row, col);
             let want = if dg < 4 && col == 7 + dg { 300.0 } else { 330.0 };
             assert_eq!(v, want, "row {row} col {col}");
             n300 += (v == 300.0) as usize;
@@ -62,21 +64,22 @@ fn initial_table_of_router_0_matches_the_reference() {
     // Router 7 of group 0 reaches groups 29–32 on its global ports (columns 7–10).
     for (j, grp) in (29..=32).enumerate() {
         let row = (grp - 1) * 4 + 2;
-        assert_eq!(q.tables.get(7, row, 7 + j), 300.0);
-        assert_eq!(q.tables.get(7, row, 0), 330.0);
+        assert_eq!(q.initial_table(&t, 7).get(row, 7 + j), 300.0);
+        assert_eq!(q.initial_table(&t, 7).get(row, 0), 330.0);
     }
     // Initial values follow the configured latencies.
     let mut net = NetworkConfig::default();
     (net.global_latency_ns, net.local_latency_ns) = (100.0, 20.0);
     let q2 = QAdaptive::new(&t, QParams::from_config(&RoutingConfig::default(), &net));
-    assert_eq!(q2.tables.get(0, 0, 7), 100.0);
-    assert_eq!(q2.tables.get(0, 0, 8), 120.0);
+    assert_eq!(q2.initial_table(&t, 0).get(0, 7), 100.0);
+    assert_eq!(q2.initial_table(&t, 0).get(0, 8), 120.0);
 }
 
 #[test]
 fn the_2550_table_is_250_by_14() {
-    let q = QAdaptive::new(&topo_2550(), params(0.001));
-    assert_eq!((q.tables.rows, q.tables.cols), (250, 14));
+    let t = topo_2550();
+    let q = QAdaptive::new(&t, params(0.001)).initial_table(&t, 0);
+    assert_eq!((q.rows, q.cols), (250, 14));
 }
 
 fn fb(dst: u32, src: u32, hop_delay_ps: u64, estimate: f64) -> Feedback {
@@ -85,14 +88,13 @@ fn fb(dst: u32, src: u32, hop_delay_ps: u64, estimate: f64) -> Feedback {
 
 #[test]
 fn hysteretic_update_with_truncation() {
-    let t = topo_1056();
-    let mut q = QAdaptive::new(&t, params(0.001));
+    let mut q = harness(params(0.001));
     // Router 0, global port 11 (column 7) reaches group 1. Packet from node 5 (slot 1) to a
     // node of group 1 (nodes 32..63): row = 0·4 + 1.
     let (dst, src, port, row, col) = (40, 5, 11u16, 1, 7);
-    let apply = |q: &mut QAdaptive, hd_ps: u64, est: f64| {
-        q.on_feedback(0, port, &fb(dst, src, hd_ps, est), 0);
-        q.tables.get(0, row, col)
+    let apply = |q: &mut Harness<QAdaptive>, hd_ps: u64, est: f64| {
+        q.message(0, port, fb(dst, src, hd_ps, est));
+        table(q, 0).get(row, col)
     };
     // β branch: 300 + 0.04·(320 − 300) = 300.8 → truncated to 300 (hop delay 320.9 ns → 320).
     assert_eq!(apply(&mut q, 320_900, 0.0), 300.0);
@@ -107,132 +109,129 @@ fn hysteretic_update_with_truncation() {
     // Equal target is the β branch and leaves the value.
     assert_eq!(apply(&mut q, 289_000, 0.0), 289.0);
     // Only that entry moved: same row other columns, same column other source slots.
-    assert_eq!(q.tables.get(0, row, 8), 330.0);
-    assert_eq!(q.tables.get(0, 0, col), 300.0);
-    assert_eq!(q.tables.get(0, 2, col), 300.0);
+    assert_eq!(table(&q, 0).get(row, 8), 330.0);
+    assert_eq!(table(&q, 0).get(0, col), 300.0);
+    assert_eq!(table(&q, 0).get(2, col), 300.0);
     // Feedback about the router's own group is ignored (no row for it).
-    let before: Vec<f64> = (0..128).flat_map(|r| q.tables.row(0, r).to_vec()).collect();
-    q.on_feedback(0, 4, &fb(3, 5, 10_000_000, 0.0), 0);
-    let after: Vec<f64> = (0..128).flat_map(|r| q.tables.row(0, r).to_vec()).collect();
+    let before: Vec<f64> = (0..128).flat_map(|r| table(&q, 0).row(r).to_vec()).collect();
+    q.message(0, 4, fb(3, 5, 10_000_000, 0.0));
+    let after: Vec<f64> = (0..128).flat_map(|r| table(&q, 0).row(r).to_vec()).collect();
     assert_eq!(before, after);
 
     // Without truncation the fractions stay.
-    let mut q = QAdaptive::new(&t, QParams { truncate: false, ..params(0.001) });
-    q.on_feedback(0, port, &fb(dst, src, 320_900, 0.0), 0);
-    assert!((q.tables.get(0, row, col) - (300.0 + 0.04 * 20.9)).abs() < 1e-9);
+    let mut q = harness(QParams { truncate: false, ..params(0.001) });
+    q.message(0, port, fb(dst, src, 320_900, 0.0));
+    assert!((table(&q, 0).get(row, col) - (300.0 + 0.04 * 20.9)).abs() < 1e-9);
     // Plain update: α for bad news too.
     let rc = RoutingConfig { q_update: dflab_core::config::QUpdate::Plain, ..RoutingConfig::default() };
-    let mut q = QAdaptive::new(&t, QParams::from_config(&rc, &NetworkConfig::default()));
-    q.on_feedback(0, port, &fb(dst, src, 1_000_000, 500.0), 0);
-    assert_eq!(q.tables.get(0, row, col), 300.0 + 0.2 * 1200.0);
+    let mut q = harness(QParams::from_config(&rc, &NetworkConfig::default()));
+    q.message(0, port, fb(dst, src, 1_000_000, 500.0));
+    assert_eq!(table(&q, 0).get(row, col), 300.0 + 0.2 * 1200.0);
 }
 
 #[test]
 fn feedback_content_follows_the_reference_rules() {
-    let t = topo_1056();
-    let st = State::new(&t);
-    let mut q = QAdaptive::new(&t, params(0.0));
+    let mut q = harness(params(0.0));
+    let t = q.net.topo.clone();
     // Packet 0 -> a node of group 5 (router 40), now at router 8 (group 1), arrived on global
-    // port 11 from group 0.
-    let mut pkt = Packet::new(0, 5 * 32 + 3, 40, 1);
-    pkt.prev_arrival = 1_000_000;
+    // port 11 from group 0: it arrived at router 0 at 1 µs and here at 1.4 µs.
+    let mut pkt = q.packet(0, 5 * 32 + 3);
+    pkt.arrival = 1_000_000;
+    q.arrive(8, 11, &mut pkt);
     pkt.arrival = 1_400_000;
     pkt.hops = 1;
-    let view = st.view(&t, 8, 11);
-    let mut rng = Rng::seed_from_u64(1);
-    q.route(&view, &mut pkt, &mut rng);
+    q.route(8, 11, &mut pkt);
     // Estimate = min over router 8's row (group 5 seen from group 1 = index 4, slot 0).
-    let row = q.row(1, 5, 0);
-    let want = q.tables.row(8, row).iter().cloned().fold(f64::INFINITY, f64::min);
-    assert_eq!(pkt.estimate, want);
-    let f = q.feedback(&view, &pkt).unwrap();
+    let row = q.alg.row(1, 5, 0);
+    let want = table(&q, 8).row(row).iter().cloned().fold(f64::INFINITY, f64::min);
+    assert_eq!(qh(&mut pkt).estimate, want);
+    let sent = q.depart(8, 11, &pkt);
+    assert_eq!(sent.len(), 1);
+    let (dest, f) = sent[0];
+    assert_eq!(dest, Dest::Upstream);
     assert_eq!((f.dst, f.src, f.hop_delay, f.estimate), (pkt.dst, 0, 400_000, want));
 
     // In the destination group: feedback with estimate 0 for a global arrival, none for local.
-    let mut pkt = Packet::new(0, 5 * 32 + 3, 40, 1);
+    let mut pkt = q.packet(0, 5 * 32 + 3);
     pkt.hops = 2;
-    pkt.estimate = 123.0;
-    let gv = st.view(&t, 41, t.first_global_port());
-    q.route(&gv, &mut pkt, &mut rng);
-    assert_eq!(pkt.estimate, 0.0);
-    assert_eq!(q.feedback(&gv, &pkt).unwrap().estimate, 0.0);
-    let lv = st.view(&t, 41, 4);
-    assert!(q.feedback(&lv, &pkt).is_none());
+    qh(&mut pkt).estimate = 123.0;
+    q.route(41, t.first_global_port(), &mut pkt);
+    assert_eq!(qh(&mut pkt).estimate, 0.0);
+    assert_eq!(q.depart(41, t.first_global_port(), &pkt)[0].1.estimate, 0.0);
+    assert!(q.depart(41, 4, &pkt).is_empty());
 }
 
 /// Route a packet from node `src` (at its source router, hop 0) and return (port, nonminimal).
-fn route_at_source(q: &mut QAdaptive, t: &Topology, st: &State, src: u32, dst: u32, seed: u64) -> (u16, bool) {
-    let mut pkt = Packet::new(src, dst, t.router_of_node(dst), 1);
-    let view = st.view(t, t.router_of_node(src), t.host_port_of_node(src));
-    let mut rng = Rng::seed_from_u64(seed);
-    let hop = q.route(&view, &mut pkt, &mut rng);
+fn route_at_source(q: &mut Harness<QAdaptive>, src: u32, dst: u32, seed: u64) -> (u16, bool) {
+    let t = &q.net.topo;
+    let (router, port) = (t.router_of_node(src), t.host_port_of_node(src));
+    let mut pkt = q.packet(src, dst);
+    q.reseed(seed);
+    let hop = q.route(router, port, &mut pkt);
     assert_eq!(hop.vc, 0);
     (hop.port, pkt.nonminimal)
 }
 
 #[test]
 fn source_threshold_keeps_or_diverts() {
-    let t = topo_1056();
-    let st = State::new(&t);
     // Node 0 (router 0, slot 0) to group 5: router 1 owns the link, so the minimal port is the
     // local port 4 (column 0). Candidate: global port 12 (column 8).
     let (src, dst) = (0, 5 * 32 + 7);
     let row = 4 * 4;
-    let mut q = QAdaptive::new(&t, params(0.0));
-    let set = |q: &mut QAdaptive, qmin: f64, qbest: f64| {
+    let mut q = harness(params(0.0));
+    let set = |q: &mut Harness<QAdaptive>, qmin: f64, qbest: f64| {
+        let tb = q.state_mut(0);
         for c in 0..11 {
-            q.tables.set(0, row, c, 5000.0);
+            tb.set(row, c, 5000.0);
         }
-        q.tables.set(0, row, 0, qmin);
-        q.tables.set(0, row, 8, qbest);
+        tb.set(row, 0, qmin);
+        tb.set(row, 8, qbest);
     };
     set(&mut q, 1000.0, 810.0); // ΔV = 0.19 < 0.2: keep minimal
-    assert_eq!(route_at_source(&mut q, &t, &st, src, dst, 1), (4, false));
+    assert_eq!(route_at_source(&mut q, src, dst, 1), (4, false));
     set(&mut q, 1000.0, 800.0); // ΔV = 0.2, not < 0.2: divert
-    assert_eq!(route_at_source(&mut q, &t, &st, src, dst, 1), (12, true));
+    assert_eq!(route_at_source(&mut q, src, dst, 1), (12, true));
     set(&mut q, 1000.0, 600.0);
-    assert_eq!(route_at_source(&mut q, &t, &st, src, dst, 1), (12, true));
+    assert_eq!(route_at_source(&mut q, src, dst, 1), (12, true));
     // Other source slots use other rows: node 1 still goes minimally.
-    assert_eq!(route_at_source(&mut q, &t, &st, 1, dst, 1), (4, false));
+    assert_eq!(route_at_source(&mut q, 1, dst, 1), (4, false));
     // The decision uses the row's argmin with ties to the lowest port: two equal candidates.
     set(&mut q, 1000.0, 600.0);
-    q.tables.set(0, row, 3, 600.0);
-    assert_eq!(route_at_source(&mut q, &t, &st, src, dst, 1), (7, true));
+    q.state_mut(0).set(row, 3, 600.0);
+    assert_eq!(route_at_source(&mut q, src, dst, 1), (7, true));
     // A local detour is a candidate too.
     set(&mut q, 1000.0, 5000.0);
-    q.tables.set(0, row, 5, 700.0);
-    assert_eq!(route_at_source(&mut q, &t, &st, src, dst, 1), (9, true));
+    q.state_mut(0).set(row, 5, 700.0);
+    assert_eq!(route_at_source(&mut q, src, dst, 1), (9, true));
     // The 2550 value of q_thld1 (0.05) diverts on a 10 % advantage.
-    let mut q = QAdaptive::new(&t, QParams { thld1: 0.05, ..params(0.0) });
+    let mut q = harness(QParams { thld1: 0.05, ..params(0.0) });
     set(&mut q, 1000.0, 900.0);
-    assert_eq!(route_at_source(&mut q, &t, &st, src, dst, 1), (12, true));
+    assert_eq!(route_at_source(&mut q, src, dst, 1), (12, true));
 }
 
 #[test]
 fn intermediate_threshold_keeps_or_diverts() {
-    let t = topo_1056();
-    let st = State::new(&t);
     // Router 8 = router 0 of group 1, entered from group 0 on global port 11. Destination group
     // 10: group 1's link to it is on router index 2, so the minimal port is local port 5.
     let (src, dst, me) = (0u32, 10 * 32 + 1, 8u32);
     let row = 9 * 4; // group 10 seen from group 1
     let min_port = 5u16;
-    let run = |q: &mut QAdaptive, seed: u64| {
-        let mut pkt = Packet::new(src, dst, t.router_of_node(dst), 1);
+    let run = |q: &mut Harness<QAdaptive>, seed: u64| {
+        let mut pkt = q.packet(src, dst);
         pkt.hops = 1;
-        let view = st.view(&t, me, 11);
-        let mut rng = Rng::seed_from_u64(seed);
-        let hop = q.route(&view, &mut pkt, &mut rng);
+        q.reseed(seed);
+        let hop = q.route(me, 11, &mut pkt);
         assert_eq!(hop.vc, 1);
         assert!(pkt.nonminimal);
         hop.port
     };
-    let mut q = QAdaptive::new(&t, params(0.0));
-    let set = |q: &mut QAdaptive, qmin: f64, qother: f64| {
+    let mut q = harness(params(0.0));
+    let set = |q: &mut Harness<QAdaptive>, qmin: f64, qother: f64| {
+        let tb = q.state_mut(me);
         for c in 0..11 {
-            q.tables.set(me, row, c, qother);
+            tb.set(row, c, qother);
         }
-        q.tables.set(me, row, (min_port - 4) as usize, qmin);
+        tb.set(row, (min_port - 4) as usize, qmin);
     };
     // ΔV = 0.34 < 0.35: always minimal.
     set(&mut q, 1000.0, 660.0);
@@ -249,28 +248,27 @@ fn intermediate_threshold_keeps_or_diverts() {
     }
     // Global candidates are not considered even when their Q is the best.
     set(&mut q, 1000.0, 5000.0);
-    q.tables.set(me, row, 8, 10.0);
+    q.state_mut(me).set(row, 8, 10.0);
     assert!((0..200).all(|s| run(&mut q, s) == min_port));
     // A router with a direct link to the destination group takes it whatever its table says:
     // router 8 reaches group 2 on port 12 (column 8).
     let row2 = 4; // group 2 seen from group 1 (index 1), slot 0
     for c in 0..11 {
-        q.tables.set(me, row2, c, 10.0);
+        q.state_mut(me).set(row2, c, 10.0);
     }
-    q.tables.set(me, row2, 8, 9999.0);
-    let mut pkt = Packet::new(src, 2 * 32 + 5, t.router_of_node(2 * 32 + 5), 1);
+    q.state_mut(me).set(row2, 8, 9999.0);
+    let mut pkt = q.packet(src, 2 * 32 + 5);
     pkt.hops = 1;
-    let mut rng = Rng::seed_from_u64(3);
-    assert_eq!(q.route(&st.view(&t, me, 11), &mut pkt, &mut rng).port, 12);
+    q.reseed(3);
+    assert_eq!(q.route(me, 11, &mut pkt).port, 12);
 }
 
 #[test]
 fn exploration_is_off_at_eps_0_and_uniform_at_eps_1() {
     let t = topo_1056();
-    let st = State::new(&t);
     let mut pick = Rng::seed_from_u64(9);
-    let mut q0 = QAdaptive::new(&t, params(0.0));
-    let mut q1 = QAdaptive::new(&t, params(1.0));
+    let mut q0 = harness(params(0.0));
+    let mut q1 = harness(params(1.0));
     let mut counts = [0usize; 15];
     let n = 22_000;
     let mut decisions = 0;
@@ -283,10 +281,10 @@ fn exploration_is_off_at_eps_0_and_uniform_at_eps_1() {
         }
         decisions += 1;
         let mut rng = Rng::seed_from_u64(i);
-        let min_port = port_to_group(&st.view(&t, sr, 0), t.group_of(dr), &mut rng);
+        let min_port = port_to_group(&q0.net.view(sr, 0), t.group_of(dr), &mut rng);
         // Untrained tables: the thresholds keep every packet minimal unless it explores.
-        assert_eq!(route_at_source(&mut q0, &t, &st, src, dst, i).0, min_port);
-        counts[route_at_source(&mut q1, &t, &st, src, dst, i).0 as usize] += 1;
+        assert_eq!(route_at_source(&mut q0, src, dst, i).0, min_port);
+        counts[route_at_source(&mut q1, src, dst, i).0 as usize] += 1;
     }
     assert!(counts[..4].iter().all(|&c| c == 0));
     let expect = decisions as f64 / 11.0;
@@ -310,20 +308,20 @@ fn state_bytes_q_adaptive_vs_q_routing() {
 #[test]
 fn names_parse_and_build_with_the_reference_bounds() {
     for name in ["Q-adaptive", "qadaptive", "Q-ADAPTIVE", " q-adaptive "] {
-        assert_eq!(Algorithm::parse(name).unwrap(), Algorithm::QAdaptive);
+        assert_eq!(canonical_algorithm(name).unwrap(), "Q-adaptive");
     }
     for name in ["Q-routing", "qrouting", "QROUTING"] {
-        assert_eq!(Algorithm::parse(name).unwrap(), Algorithm::QRouting);
+        assert_eq!(canonical_algorithm(name).unwrap(), "Q-routing");
     }
     let e = Experiment::default();
     let t = topo_1056();
-    let r = Algorithm::QAdaptive.build_for(&t, &e);
-    assert_eq!((r.vcs(), r.max_hops(), r.wants_feedback()), (5, 5, true));
+    let r = QAdaptive::new(&t, (&e).into());
+    let learning = dflab_core::routing::Hooks::DEPART.with(dflab_core::routing::Hooks::MSG);
+    assert_eq!((r.vcs().max(), r.max_hops(), QAdaptive::HOOKS.has(learning)), (5, 5, true));
     let mut e = Experiment::default();
     e.routing.max_q = 4;
-    let r = Algorithm::QRouting.build_for(&t, &e);
-    assert_eq!((r.vcs(), r.max_hops(), r.wants_feedback()), (7, 7, true));
-    assert_eq!(Algorithm::QAdaptive.name(), "Q-adaptive");
+    let r = QRouting::new(&t, (&e).into());
+    assert_eq!((r.vcs().max(), r.max_hops(), QRouting::HOOKS.has(learning)), (7, 7, true));
     // Knob validation names the field.
     for (doc, field) in [
         (r#"{"routing": {"learning_rate": 0}}"#, "routing.learning_rate"),

@@ -4,18 +4,19 @@
 //!   (crossbar transfer + serialisation + output + link + input latency) of the link it crossed;
 //! * the feedback reaches the upstream router on the output port the packet left by, exactly the
 //!   credit latency (output + link + input latency) after it was sent;
-//! * the estimate written in `route` at this router is the one `feedback` reads.
+//! * the tag written in the header by `route` at this router is the one `on_depart` reads.
 
 mod common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use bytemuck::{Pod, Zeroable};
 use common::hpdc;
 use dflab_core::engine::Simulation;
 use dflab_core::network::Packet;
 use dflab_core::routing::minimal::Minimal;
-use dflab_core::routing::{Feedback, Hop, Rng, RouterView, Routing};
+use dflab_core::routing::{Ctx, Dest, Hooks, Hop, Routing, VcCounts};
 use dflab_core::topology::{LinkClass, Topology};
 use dflab_core::units::Time;
 
@@ -37,6 +38,21 @@ struct Probe {
     credit: [Time; 2],
 }
 
+/// The probe's per-packet fields: as the learning routings keep them.
+#[derive(Debug, Clone, Copy, Default, Pod, Zeroable)]
+#[repr(C)]
+struct ProbeHeader {
+    prev_arrival: Time,
+    /// The router that routed the packet last, + 0.5.
+    tag: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ProbeMsg {
+    seq: u64,
+    hop_delay: Time,
+}
+
 fn class(t: &Topology, port: u16) -> usize {
     match t.class_of_port(port) {
         LinkClass::Local => 0,
@@ -46,26 +62,38 @@ fn class(t: &Topology, port: u16) -> usize {
 }
 
 impl Routing for Probe {
-    fn vcs(&self) -> usize {
+    type Header = ProbeHeader;
+    type RouterState = ();
+    type Msg = ProbeMsg;
+    const HOOKS: Hooks = Hooks::ARRIVE.with(Hooks::DEPART).with(Hooks::MSG);
+
+    fn vcs(&self) -> VcCounts {
         self.inner.vcs()
     }
     fn max_hops(&self) -> u32 {
         self.inner.max_hops()
     }
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        // Tag the packet with this router so `feedback` can check it reads back what was set.
-        pkt.estimate = view.router as f64 + 0.5;
-        self.inner.route(view, pkt, rng)
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        // Tag the packet with this router so `on_depart` can check it reads back what was set.
+        pkt.hdr_mut::<ProbeHeader>().tag = cx.view.router as f64 + 0.5;
+        // MIN's hop, from the table (MIN reads no congestion on one link per group pair).
+        Minimal::table_hop(cx.view.topo, cx.view.router, pkt).expect("one link per group pair")
     }
-    fn wants_feedback(&self) -> bool {
-        true
+
+    fn on_arrive(&self, _cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
+        pkt.hdr_mut::<ProbeHeader>().prev_arrival = pkt.arrival;
     }
-    fn feedback(&mut self, view: &RouterView, pkt: &Packet) -> Option<Feedback> {
+
+    fn on_depart(&self, cx: &mut Ctx<'_, Self>, pkt: &Packet) {
+        let h: &ProbeHeader = pkt.hdr();
+        let view = &cx.view;
         let mut log = self.log.lock().unwrap();
-        if pkt.estimate != view.router as f64 + 0.5 {
-            log.errors.push(format!("estimate {} read at router {}", pkt.estimate, view.router));
+        if h.tag != view.router as f64 + 0.5 {
+            log.errors.push(format!("tag {} read at router {}", h.tag, view.router));
         }
-        let hop_delay = pkt.arrival - pkt.prev_arrival;
+        let hop_delay = pkt.arrival - h.prev_arrival;
         let need = self.min_hop[class(&self.topo, view.in_port)];
         if hop_delay < need {
             log.errors.push(format!("hop delay {hop_delay} ps < {need} ps at router {}", view.router));
@@ -73,12 +101,15 @@ impl Routing for Probe {
         let seq = log.next;
         log.next += 1;
         log.sent.insert(seq, (view.router, view.in_port, view.now, hop_delay));
-        Some(Feedback { dst: pkt.dst, src: pkt.src, hop_delay, estimate: seq as f64 })
+        drop(log);
+        cx.send(Dest::Upstream, ProbeMsg { seq, hop_delay });
     }
-    fn on_feedback(&mut self, router: u32, port: u16, fb: &Feedback, now: Time) {
+
+    fn on_msg(&self, cx: &mut Ctx<'_, Self>, port: u16, msg: ProbeMsg) {
+        let (router, now) = (cx.view.router, cx.view.now);
         let mut log = self.log.lock().unwrap();
         log.received += 1;
-        let Some((down, in_port, sent, hd)) = log.sent.remove(&(fb.estimate as u64)) else {
+        let Some((down, in_port, sent, hd)) = log.sent.remove(&msg.seq) else {
             log.errors.push("unknown feedback".into());
             return;
         };
@@ -89,7 +120,7 @@ impl Routing for Probe {
         if now != sent + lat {
             log.errors.push(format!("feedback took {} ps, credit latency is {lat} ps", now - sent));
         }
-        if fb.hop_delay != hd {
+        if msg.hop_delay != hd {
             log.errors.push("hop delay altered in transit".into());
         }
     }
@@ -117,7 +148,7 @@ fn feedback_reaches_the_upstream_port_with_the_credit_latency() {
                 ps(n.output_latency_ns + n.global_latency_ns + n.input_latency_ns),
             ],
         };
-        let r = Simulation::with_routing(&e, topo, Box::new(probe)).unwrap().run().unwrap();
+        let r = Simulation::new(&e, topo, probe).unwrap().run().unwrap();
         let log = log.lock().unwrap();
         assert!(
             log.errors.is_empty(),

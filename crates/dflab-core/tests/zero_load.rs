@@ -2,7 +2,7 @@
 //! (engine module comment): NIC → router `n·s_host + L_host + in`; each router hop
 //! `n·x + n·s_c + out + L_c + in`; ejection `n·x + n·s_host + out + L_host`.
 
-use dflab_core::engine::Simulation;
+use dflab_core::engine;
 use dflab_core::units::{ns_to_ps, transfer_ps, Time};
 use dflab_core::Experiment;
 
@@ -20,7 +20,7 @@ fn expected(e: &Experiment, local_hops: u64, global_hops: u64) -> Time {
 }
 
 fn trace(e: &Experiment, src: u32, dst: u32) -> (u64, u64, Time) {
-    let (p, t) = Simulation::new(e).unwrap().trace_one(src, dst).unwrap();
+    let (p, t) = engine::trace(e, &[(src, dst)]).unwrap()[0];
     let g = p.global_hops as u64;
     (p.hops as u64 - g, g, t) // trace_one generates its packet at time 0
 }

@@ -1,163 +1,202 @@
 //! Invariant checks (with `run.check`) and the watchdog's deadlock report.
 //!
-//! Checked invariants:
+//! Checked invariants, one function each:
 //! * packets are conserved: generated = in source queues + in the network + delivered, and the
-//!   packet arena holds exactly the live ones;
+//!   packet arena holds exactly the live ones ([`Simulation::check_packets`]);
+//! * each crossbar request names its head packet's output, one marked as facing a full output
+//!   buffer (`FULL_SEEN`, which spares the arbiter the buffer check) faces one, and every
+//!   non-empty input VC has its head's request waiting ([`Simulation::check_requests`]);
+//! * no input or output buffer holds more than its capacity, and the occupancy counters match
+//!   the queued packets ([`Simulation::check_buffers`]);
 //! * credits are conserved on every link and VC: free credits + flits on the wire + flits in the
-//!   downstream input buffer + credits on the way back = input buffer capacity;
-//! * no input or output buffer holds more than its capacity;
-//! * each crossbar request names its head packet's output, and one marked as facing a full
-//!   output buffer (`FULL_SEEN`, which spares the arbiter the buffer check) faces one.
+//!   downstream input buffer + credits on the way back = input buffer capacity
+//!   ([`Simulation::check_credits`]).
 //!
-//! Hop bounds are asserted on every routing decision (in `sim.rs`), checks or not.
+//! Hop bounds are asserted on every routing decision (`Simulation::check_hop`), checks or not.
 
 use super::sim::Simulation;
-use super::sim::{request_full_seen, request_port, request_vc, VC_BITS, VC_MASK};
 use crate::error::{Error, Result};
+use crate::network::fabric::{request_full_seen, request_in_port, request_in_vc, request_port, request_vc};
+use crate::routing::Routing;
 use crate::topology::{LinkClass, NONE};
 use crate::units::ps_to_us;
 
-impl Simulation {
+impl<R: Routing> Simulation<R> {
     pub(super) fn check_invariants(&self) -> Result<()> {
-        let fail = |m: String| Err(Error::Invariant(format!("{m} (t = {:.3} us)", ps_to_us(self.now))));
-        if self.generated_total != self.in_source + self.in_network + self.delivered_total {
-            return fail(format!(
+        self.check_packets()?;
+        for r in 0..self.core.topo.routers() {
+            self.check_requests(r)?;
+            self.check_buffers(r)?;
+            self.check_credits(r)?;
+        }
+        self.check_nics()
+    }
+
+    fn fail(&self, m: String) -> Result<()> {
+        Err(Error::Invariant(format!("{m} (t = {:.3} us)", ps_to_us(self.core.now))))
+    }
+
+    fn check_packets(&self) -> Result<()> {
+        let a = &self.core.acct;
+        if a.generated_total != a.in_source + a.in_network + a.delivered_total {
+            return self.fail(format!(
                 "packets not conserved: generated {} != source {} + network {} + delivered {}",
-                self.generated_total, self.in_source, self.in_network, self.delivered_total
+                a.generated_total, a.in_source, a.in_network, a.delivered_total
             ));
         }
-        if self.pkts.live() as u64 != self.in_source + self.in_network {
-            return fail(format!(
+        if self.core.pkts.live() as u64 != a.in_source + a.in_network + a.held {
+            return self.fail(format!(
                 "packet arena holds {} live packets, expected {}",
-                self.pkts.live(),
-                self.in_source + self.in_network
+                self.core.pkts.live(),
+                a.in_source + a.in_network + a.held
             ));
         }
-        if let Some(n) = (0..self.nic_queue.len()).find(|&n| self.nic_queue[n].len() != self.queued_at(n)) {
-            return fail(format!(
+        let nic = &self.core.nic;
+        if let Some(n) = (0..nic.queue.len()).find(|&n| nic.queue[n].len() != nic.state[n].queued as usize) {
+            return self.fail(format!(
                 "source queue of node {n} holds {} packets, its count says {}",
-                self.nic_queue[n].len(),
-                self.queued_at(n)
+                nic.queue[n].len(),
+                nic.state[n].queued
             ));
         }
-        let queued: u64 = self.nic_queue.iter().map(|q| q.len() as u64).sum();
-        if queued != self.in_source {
-            return fail(format!("source queues hold {queued} packets, counter says {}", self.in_source));
+        let queued: u64 = nic.queue.iter().map(|q| q.len() as u64).sum();
+        if queued != a.in_source {
+            return self.fail(format!("source queues hold {queued} packets, counter says {}", a.in_source));
         }
-        let radix = self.radix();
-        let vcs = self.vcs;
-        for r in 0..self.topo.routers() {
-            // Between events, each non-empty input VC has exactly its head's crossbar request
-            // waiting (the idle-router path of `on_arrive` relies on it).
-            let busy_inputs = (0..radix * vcs).filter(|&i| !self.inq.is_empty(r * radix * vcs + i)).count();
-            if busy_inputs != self.waiting_of(r).len() {
-                return fail(format!(
-                    "router {r} has {busy_inputs} non-empty input VCs but {} crossbar requests waiting",
-                    self.waiting_of(r).len()
+        Ok(())
+    }
+
+    fn check_requests(&self, r: usize) -> Result<()> {
+        let (f, t) = (&self.fab, &self.core.t);
+        let (radix, vcs) = (f.radix, f.vcs);
+        // Between events, each non-empty input VC has exactly its head's crossbar request
+        // waiting (the idle-router path of `on_arrive` relies on it).
+        let busy_inputs = (0..radix * vcs).filter(|&i| !f.inq.is_empty(r * radix * vcs + i)).count();
+        if busy_inputs != f.waiting_of(r).len() {
+            return self.fail(format!(
+                "router {r} has {busy_inputs} non-empty input VCs but {} crossbar requests waiting",
+                f.waiting_of(r).len()
+            ));
+        }
+        for &e in f.waiting_of(r) {
+            let (in_port, vc) = (request_in_port(e) as usize, request_in_vc(e));
+            let Some(id) = f.inq.front((r * radix + in_port) * vcs + vc) else {
+                return self.fail(format!("router {r} has a crossbar request from empty input {in_port} VC {vc}"));
+            };
+            let p = self.core.pkts.get(id);
+            let (out_port, out_vc) = (request_port(e), request_vc(e));
+            if (out_port, out_vc) != (p.out_port, p.out_vc) {
+                return self.fail(format!(
+                    "router {r}: the request of input {in_port} VC {vc} names output {out_port} VC {out_vc}, its \
+                     head packet was routed to {} VC {}",
+                    p.out_port, p.out_vc
                 ));
             }
-            // Each request names its head packet's output, and one marked as having found its
-            // output buffer full finds it full still (the arbiter skips its buffer check).
-            for &e in self.waiting_of(r) {
-                let (in_port, vc) = ((e as u32 >> VC_BITS) as usize, (e as u32 & VC_MASK) as usize);
-                let Some(id) = self.inq.front((r * radix + in_port) * vcs + vc) else {
-                    return fail(format!("router {r} has a crossbar request from empty input {in_port} VC {vc}"));
-                };
-                let p = self.pkts.get(id);
-                let (out_port, out_vc) = (request_port(e), request_vc(e));
-                if (out_port, out_vc) != (p.out_port, p.out_vc) {
-                    return fail(format!(
-                        "router {r}: the request of input {in_port} VC {vc} names output {out_port} VC {out_vc}, \
-                         its head packet was routed to {} VC {}",
-                        p.out_port, p.out_vc
-                    ));
-                }
-                let oi = (r * radix + out_port as usize) * vcs + out_vc as usize;
-                if request_full_seen(e) && self.credits.out_flits(oi) + p.flits as u32 <= self.out_cap {
-                    return fail(format!(
-                        "router {r}: the request of input {in_port} VC {vc} is marked as facing a full output \
-                         buffer, but output {out_port} VC {out_vc} has room ({}/{} flits)",
-                        self.credits.out_flits(oi),
-                        self.out_cap
-                    ));
-                }
-            }
-            for port in 0..radix {
-                let pi = r * radix + port;
-                for vc in 0..vcs {
-                    let qi = pi * vcs + vc;
-                    if self.inq.flits(qi) > self.in_cap || self.credits.out_flits(qi) > self.out_cap {
-                        return fail(format!(
-                            "buffer over capacity at router {r} port {port} VC {vc}: input {}/{}, output {}/{}",
-                            self.inq.flits(qi),
-                            self.in_cap,
-                            self.credits.out_flits(qi),
-                            self.out_cap
-                        ));
-                    }
-                    if self.credits.watched(qi) != self.credits.watched(pi * vcs) {
-                        return fail(format!(
-                            "credit watch flag of router {r} port {port} VC {vc} disagrees with VC 0 of the port \
-                             (a port is blocked on credits as a whole)"
-                        ));
-                    }
-                    if self.outq.flits(qi) > self.credits.out_flits(qi) {
-                        return fail(format!(
-                            "output buffer of router {r} port {port} VC {vc} holds {} flits but only {} are counted",
-                            self.outq.flits(qi),
-                            self.credits.out_flits(qi)
-                        ));
-                    }
-                    let in_flits: u32 = self.inq.iter(qi).map(|id| self.pkts.get(id).flits as u32).sum();
-                    if in_flits != self.inq.flits(qi) {
-                        return fail(format!(
-                            "input occupancy counter {} != {} flits queued at router {r} port {port} VC {vc}",
-                            self.inq.flits(qi),
-                            in_flits
-                        ));
-                    }
-                    let (pr, pp) = self.ports[pi].peer;
-                    if self.topo.is_host_port(port as u16) || pr == NONE {
-                        continue;
-                    }
-                    let down = (pr as usize * radix + pp as usize) * vcs + vc;
-                    let (free, returning) = self.credits.parts(qi);
-                    let total = free + self.inflight_flits[qi] + self.inq.flits(down) + returning;
-                    if total != self.in_cap {
-                        return fail(format!(
-                            "credits not conserved on router {r} port {port} VC {vc}: free {free} + on wire {} + \
-                             downstream {} + returning {returning} != {}",
-                            self.inflight_flits[qi],
-                            self.inq.flits(down),
-                            self.in_cap
-                        ));
-                    }
-                }
-            }
-        }
-        for n in 0..self.topo.nodes() {
-            let r = n / self.topo.p;
-            let port = n % self.topo.p;
-            let down = (r * radix + port) * vcs;
-            let (free, returning) = self.nic_credits.parts(n);
-            let total = free + self.nic_inflight_flits[n] + self.inq.flits(down) + returning;
-            if total != self.in_cap {
-                return fail(format!(
-                    "credits not conserved on the injection link of node {n}: {total} != {}",
-                    self.in_cap
+            let oi = (r * radix + out_port as usize) * vcs + out_vc as usize;
+            if request_full_seen(e) && f.credits.out_flits(oi) + p.flits as u32 <= t.out_cap {
+                return self.fail(format!(
+                    "router {r}: the request of input {in_port} VC {vc} is marked as facing a full output buffer, \
+                     but output {out_port} VC {out_vc} has room ({}/{} flits)",
+                    f.credits.out_flits(oi),
+                    t.out_cap
                 ));
             }
         }
         Ok(())
     }
 
+    fn check_buffers(&self, r: usize) -> Result<()> {
+        let (f, t) = (&self.fab, &self.core.t);
+        let (radix, vcs) = (f.radix, f.vcs);
+        for port in 0..radix {
+            let pi = r * radix + port;
+            for vc in 0..vcs {
+                let qi = pi * vcs + vc;
+                if f.inq.flits(qi) > t.in_cap || f.credits.out_flits(qi) > t.out_cap {
+                    return self.fail(format!(
+                        "buffer over capacity at router {r} port {port} VC {vc}: input {}/{}, output {}/{}",
+                        f.inq.flits(qi),
+                        t.in_cap,
+                        f.credits.out_flits(qi),
+                        t.out_cap
+                    ));
+                }
+                if f.credits.watched(qi) != f.credits.watched(pi * vcs) {
+                    return self.fail(format!(
+                        "credit watch flag of router {r} port {port} VC {vc} disagrees with VC 0 of the port (a port \
+                         is blocked on credits as a whole)"
+                    ));
+                }
+                if f.outq.flits(qi) > f.credits.out_flits(qi) {
+                    return self.fail(format!(
+                        "output buffer of router {r} port {port} VC {vc} holds {} flits but only {} are counted",
+                        f.outq.flits(qi),
+                        f.credits.out_flits(qi)
+                    ));
+                }
+                let in_flits: u32 = f.inq.iter(qi).map(|id| self.core.pkts.get(id).flits as u32).sum();
+                if in_flits != f.inq.flits(qi) {
+                    return self.fail(format!(
+                        "input occupancy counter {} != {in_flits} flits queued at router {r} port {port} VC {vc}",
+                        f.inq.flits(qi)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_credits(&self, r: usize) -> Result<()> {
+        let (f, t) = (&self.fab, &self.core.t);
+        let (radix, vcs) = (f.radix, f.vcs);
+        for port in 0..radix {
+            let pi = r * radix + port;
+            let (pr, pp) = f.ports[pi].peer;
+            if self.core.topo.is_host_port(port as u16) || pr == NONE {
+                continue;
+            }
+            for vc in 0..vcs {
+                let qi = pi * vcs + vc;
+                let down = (pr as usize * radix + pp as usize) * vcs + vc;
+                let (free, returning) = f.credits.parts(qi);
+                let wire = self.core.check.inflight_flits[qi];
+                let total = free + wire + f.inq.flits(down) + returning;
+                if total != t.in_cap {
+                    return self.fail(format!(
+                        "credits not conserved on router {r} port {port} VC {vc}: free {free} + on wire {wire} + \
+                         downstream {} + returning {returning} != {}",
+                        f.inq.flits(down),
+                        t.in_cap
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_nics(&self) -> Result<()> {
+        let (f, t) = (&self.fab, &self.core.t);
+        let p = self.core.topo.p;
+        for n in 0..self.core.topo.nodes() {
+            let down = ((n / p) * f.radix + n % p) * f.vcs;
+            let (free, returning) = self.core.nic.credits.parts(n);
+            let total = free + self.core.check.nic_inflight_flits[n] + f.inq.flits(down) + returning;
+            if total != t.in_cap {
+                return self
+                    .fail(format!("credits not conserved on the injection link of node {n}: {total} != {}", t.in_cap));
+            }
+        }
+        Ok(())
+    }
+
     fn describe_port(&self, router: u32, port: u16) -> String {
-        match self.topo.class_of_port(port) {
-            LinkClass::Host => format!("port {port} (host, node {})", router as usize * self.topo.p + port as usize),
+        let topo = &self.core.topo;
+        match topo.class_of_port(port) {
+            LinkClass::Host => format!("port {port} (host, node {})", router as usize * topo.p + port as usize),
             class => {
-                let (pr, pp) = self.ports[router as usize * self.radix() + port as usize].peer;
+                let (pr, pp) = self.fab.ports[self.fab.pidx(router, port)].peer;
                 let kind = if class == LinkClass::Local { "local" } else { "global" };
-                format!("port {port} ({kind}, to router {pr} port {pp} in group {})", self.topo.group_of(pr))
+                format!("port {port} ({kind}, to router {pr} port {pp} in group {})", topo.group_of(pr))
             }
         }
     }
@@ -165,43 +204,42 @@ impl Simulation {
     /// Where the network is stuck: the first router (lowest id) with a blocked head packet, its
     /// input port and VC, and the output it waits for.
     pub(super) fn deadlock_report(&self) -> String {
-        let radix = self.radix();
-        let vcs = self.vcs;
-        let stuck_routers = (0..self.topo.routers()).filter(|&r| !self.waiting_of(r).is_empty()).count();
+        let (f, t, topo) = (&self.fab, &self.core.t, &self.core.topo);
+        let stuck_routers = (0..topo.routers()).filter(|&r| !f.waiting_of(r).is_empty()).count();
         let mut msg = format!(
             "no packet moved for {:.1} us (t = {:.3} us) with {} packets in the network; {} routers hold blocked packets \
              (routing {} with {} VCs)",
-            self.cfg.run.watchdog_us,
-            ps_to_us(self.now),
-            self.in_network,
+            self.core.cfg.run.watchdog_us,
+            ps_to_us(self.core.now),
+            self.core.acct.in_network,
             stuck_routers,
-            self.cfg.routing.algorithm,
-            vcs
+            self.core.cfg.routing.algorithm,
+            f.vcs
         );
-        for r in 0..self.topo.routers() {
-            if let Some(e) = self.waiting_of(r).iter().map(|&e| e as u32).min() {
-                let (in_port, vc) = ((e >> VC_BITS) as u16, (e & VC_MASK) as usize);
-                let qi = (r * radix + in_port as usize) * vcs + vc;
-                let id = self.inq.front(qi).expect("waiting head");
-                let p = self.pkts.get(id);
-                let oi = (r * radix + p.out_port as usize) * vcs + p.out_vc as usize;
+        for r in 0..topo.routers() {
+            if let Some(&e) = f.waiting_of(r).iter().min_by_key(|&&e| e as u32) {
+                let (in_port, vc) = (request_in_port(e), request_in_vc(e));
+                let qi = f.qidx(r as u32, in_port, vc);
+                let id = f.inq.front(qi).expect("waiting head");
+                let p = self.core.pkts.get(id);
+                let oi = f.qidx(r as u32, p.out_port, p.out_vc as usize);
                 msg.push_str(&format!(
                     "; first stuck: router {r} (group {}, router {} of its group), input {} VC {vc} holds {} packets; \
                      its head (node {} -> node {}, {} hops so far) waits for output {} VC {}: output buffer {}/{} flits, \
                      downstream credits {}/{} flits",
-                    self.topo.group_of(r as u32),
-                    self.topo.index_in_group(r as u32),
+                    topo.group_of(r as u32),
+                    topo.index_in_group(r as u32),
                     self.describe_port(r as u32, in_port),
-                    self.inq.len(qi),
+                    f.inq.len(qi),
                     p.src,
                     p.dst,
                     p.hops,
                     self.describe_port(r as u32, p.out_port),
                     p.out_vc,
-                    self.credits.out_flits(oi),
-                    self.out_cap,
-                    self.credits.free_at(oi, self.now),
-                    self.in_cap
+                    f.credits.out_flits(oi),
+                    t.out_cap,
+                    f.credits.free_at(oi, self.core.now),
+                    t.in_cap
                 ));
                 break;
             }

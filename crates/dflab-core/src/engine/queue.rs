@@ -11,21 +11,9 @@
 //! equal times come out by FIFO index (the wheel last, in insertion order). The order is total
 //! and fixed by the code, so runs are reproducible.
 
+use super::event::Event;
 use super::wheel::{Entry, Key, Wheel};
 use crate::units::Time;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Event {
-    pub kind: u8,
-    pub vc: u8,
-    pub port: u16,
-    pub a: u32,
-    pub b: u32,
-    /// A fourth operand, in what was padding of the queue entries (`Timed` is 24 bytes, the
-    /// wheel's `Entry` 32 either way): arrivals and port wake-ups carry the port's index
-    /// (`router · radix + port`), so that neither the prefetch nor the handler multiplies.
-    pub c: u32,
-}
 
 /// A FIFO entry: FIFOs keep insertion order themselves, so they need no sequence number.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +22,7 @@ struct Timed {
     ev: Event,
 }
 
-const FILLER: Timed = Timed { time: 0, ev: Event { kind: 0, vc: 0, port: 0, a: 0, b: 0, c: 0 } };
+const FILLER: Timed = Timed { time: 0, ev: Event::FILLER };
 
 /// The events of one fixed delay, in push order: a ring buffer of power-of-two capacity,
 /// indexed by free-running `u32` counters masked to the capacity (cheaper than `VecDeque`,
@@ -391,7 +379,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn ev(b: u32) -> Event {
-        Event { kind: 0, vc: 0, port: 0, a: 0, b, c: 0 }
+        Event::Workload { kind: 0, a: 0, b }
+    }
+
+    fn b_of(e: &Event) -> u32 {
+        match e {
+            Event::Workload { b, .. } => *b,
+            _ => unreachable!("the tests queue workload events only"),
+        }
     }
 
     /// `peek_far(k)` names the event `k` places behind the next one while the next event's FIFO
@@ -405,8 +400,8 @@ mod tests {
             q.push(fast, ev(b));
         }
         q.push(slow, ev(100));
-        assert_eq!(q.peek_far(0).map(|e| e.b), Some(0));
-        assert_eq!(q.peek_far(3).map(|e| e.b), Some(3));
+        assert_eq!(q.peek_far(0).map(b_of), Some(0));
+        assert_eq!(q.peek_far(3).map(b_of), Some(3));
         assert_eq!(q.peek_far(4), None, "beyond the FIFO's end");
         let far = q.peek_far(2).copied();
         for _ in 0..2 {
@@ -416,11 +411,11 @@ mod tests {
         q.pop();
         q.pop();
         // The next event is now the other FIFO's only one.
-        assert_eq!(q.peek_far(0).map(|e| e.b), Some(100));
+        assert_eq!(q.peek_far(0).map(b_of), Some(100));
         assert_eq!(q.peek_far(1), None);
         q.pop();
         q.at(q.now() + 7, ev(200));
-        assert_eq!(q.peek().map(|e| e.b), Some(200));
+        assert_eq!(q.peek().map(b_of), Some(200));
         assert_eq!(q.peek_far(0), None, "the wheel is not looked into");
     }
 
@@ -437,13 +432,13 @@ mod tests {
             }
             for _ in 0..600 {
                 let (_, e) = q.pop().expect("not empty");
-                assert_eq!(e.b, popped);
+                assert_eq!(b_of(&e), popped);
                 popped += 1;
             }
         }
         assert!(q.fifos[c].buf.len() > 4096);
         while let Some((_, e)) = q.pop() {
-            assert_eq!(e.b, popped);
+            assert_eq!(b_of(&e), popped);
             popped += 1;
         }
         assert_eq!(popped, pushed);
@@ -466,11 +461,11 @@ mod tests {
                     1 => { q.at(q.now() + t, ev(seq as u32)); expected.push((q.now() + t, seq)); delay_of.push(u64::MAX); seq += 1; }
                     _ => {
                         prop_assert_eq!(q.len(), expected.len() - out.len());
-                        if let Some((time, e)) = q.pop() { out.push((time, e.b as u64)); }
+                        if let Some((time, e)) = q.pop() { out.push((time, b_of(&e) as u64)); }
                     }
                 }
             }
-            while let Some((time, e)) = q.pop() { out.push((time, e.b as u64)); }
+            while let Some((time, e)) = q.pop() { out.push((time, b_of(&e) as u64)); }
             // Replaying the pops must be consistent: time never goes back...
             prop_assert!(out.windows(2).all(|w| w[0].0 <= w[1].0));
             // ...and events of one delay class keep their insertion order.

@@ -16,7 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::queue::Event;
+use super::event::Event;
 use crate::units::Time;
 
 const BUCKET_LOG2: u32 = 10; // 1.024 ns
@@ -259,7 +259,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn entry(time: Time, seq: u64) -> Entry {
-        Entry { key: Key { time, seq }, ev: Event { kind: 0, vc: 0, port: 0, a: 0, b: seq as u32, c: 0 } }
+        Entry { key: Key { time, seq }, ev: Event::Workload { kind: 0, a: 0, b: seq as u32 } }
     }
 
     proptest! {

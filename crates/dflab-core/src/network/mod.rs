@@ -1,10 +1,14 @@
 //! Network state: packets and the per-router buffers, credits and ports the engine moves them
 //! through.
 
+pub mod arbiter;
 pub mod credits;
+pub mod fabric;
+pub mod nic;
 pub mod packet;
 pub mod queues;
+pub mod router;
 
 pub use credits::{Admit, CreditLedger};
-pub use packet::{Packet, PacketArena, PacketId, Stamps};
+pub use packet::{Header, Packet, PacketArena, PacketId, RoutingArea, Stamps, ROUTING_BYTES};
 pub use queues::PacketQueues;

@@ -1,32 +1,75 @@
 //! Packets and their arena. A packet is the unit of switching (virtual cut-through); it holds
-//! `flits` flits of buffer space wherever it sits. The header carries the per-packet routing
-//! fields that routings need (intermediate group/router, phase, hop count, flags).
+//! `flits` flits of buffer space wherever it sits. Its header has an engine part (where it goes,
+//! where it is, how far it came) and a routing part that belongs to the routing algorithm
+//! ([`Header`]: intermediate group and router, phase, learning estimates).
 
-use crate::topology::NONE;
 use crate::units::Time;
 
 pub type PacketId = u32;
 
-/// Exactly one 64-byte cache line, aligned, holding everything read or written at a hop
-/// (profiling showed the former 72-byte packet straddling two lines on most hops). The time
-/// stamps used only at delivery (generation and injection times) live beside it in the arena
-/// ([`Stamps`]).
+/// The per-packet fields of a routing algorithm, kept in the routing part of the packet's
+/// header (at most [`ROUTING_BYTES`] bytes, alignment at most 8).
+///
+/// `Pod` (plain old data: any bit pattern is a value, no padding, no pointers) is what lets the
+/// engine hold every routing's header in the same 64-byte packet without knowing its type; add
+/// explicit padding fields to reach a size without implicit padding. A new packet's routing part
+/// holds the type's `Default` value.
+pub trait Header: bytemuck::Pod + Default + std::fmt::Debug + Send + Sync {}
+
+impl<T: bytemuck::Pod + Default + std::fmt::Debug + Send + Sync> Header for T {}
+
+/// Bytes of the routing part of a packet header.
+pub const ROUTING_BYTES: usize = 32;
+
+/// The routing part of a packet header: raw bytes the routing views as its [`Header`] type.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[repr(C, align(8))]
+pub struct RoutingArea([u64; ROUTING_BYTES / 8]);
+
+impl RoutingArea {
+    /// The area holding `h` (the rest zero).
+    pub fn of<H: Header>(h: H) -> RoutingArea {
+        let mut area = RoutingArea::default();
+        *area.get_mut::<H>() = h;
+        area
+    }
+
+    #[inline(always)]
+    pub fn get<H: Header>(&self) -> &H {
+        const { assert!(std::mem::size_of::<H>() <= ROUTING_BYTES && std::mem::align_of::<H>() <= 8) };
+        // SAFETY: the area is 8-aligned and at least as large as `H` (checked at compile time
+        // above), and `H: Pod` is valid for any bit pattern.
+        unsafe { &*(self.0.as_ptr() as *const H) }
+    }
+
+    #[inline(always)]
+    pub fn get_mut<H: Header>(&mut self) -> &mut H {
+        const { assert!(std::mem::size_of::<H>() <= ROUTING_BYTES && std::mem::align_of::<H>() <= 8) };
+        // SAFETY: as in `get`; writing any `H` leaves valid bytes behind.
+        unsafe { &mut *(self.0.as_mut_ptr() as *mut H) }
+    }
+}
+
+impl std::fmt::Debug for RoutingArea {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x?}", self.0)
+    }
+}
+
+/// Exactly one 64-byte cache line, aligned, holding everything read or written at a hop. The
+/// time stamps used only at delivery (generation and injection times) live beside it in the
+/// arena ([`Stamps`]).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 pub struct Packet {
-    /// Arrival at the current router's input and at the previous router's input (for per-hop
-    /// delays of learning routings).
+    /// Arrival at the current router's input.
     pub arrival: Time,
-    pub prev_arrival: Time,
-    /// A value the routing may attach when it routes the packet and read back in its feedback
-    /// hook at the next router (Q-adaptive: the router's min-Q estimate).
-    pub estimate: f64,
     pub dst: u32,
     pub dst_router: u32,
-    /// Intermediate router (Valiant to a router) or NONE.
-    pub inter_router: u32,
-    /// Intermediate group or NONE.
-    pub inter_group: u32,
+    pub src: u32,
+    /// A value of the workload that sent the packet (message or rank bookkeeping), returned to
+    /// it at delivery; 0 for synthetic traffic.
+    pub tag: u32,
     pub flits: u16,
     /// Output decided at the head of the current input VC.
     pub out_port: u16,
@@ -35,11 +78,23 @@ pub struct Packet {
     pub hops: u8,
     /// Of which over global links.
     pub global_hops: u8,
-    /// Routing phase, meaning defined by the routing algorithm.
-    pub phase: u8,
     /// The path is not minimal (set by the routing when it diverts).
     pub nonminimal: bool,
-    pub src: u32,
+    /// The routing algorithm's own fields ([`Packet::hdr`]).
+    pub routing: RoutingArea,
+}
+
+impl Packet {
+    /// The routing's per-packet fields.
+    #[inline(always)]
+    pub fn hdr<H: Header>(&self) -> &H {
+        self.routing.get()
+    }
+
+    #[inline(always)]
+    pub fn hdr_mut<H: Header>(&mut self) -> &mut H {
+        self.routing.get_mut()
+    }
 }
 
 /// Time stamps of a packet read only when it is delivered (statistics).
@@ -51,23 +106,21 @@ pub struct Stamps {
 }
 
 impl Packet {
-    pub fn new(src: u32, dst: u32, dst_router: u32, flits: u16) -> Packet {
+    /// A new packet whose routing part is `routing` (the routing's default header).
+    pub fn new(src: u32, dst: u32, dst_router: u32, flits: u16, routing: RoutingArea) -> Packet {
         Packet {
             src,
             dst,
             dst_router,
-            inter_router: NONE,
-            inter_group: NONE,
+            tag: 0,
             flits,
             hops: 0,
             global_hops: 0,
-            phase: 0,
             out_port: 0,
             out_vc: 0,
             nonminimal: false,
             arrival: 0,
-            prev_arrival: 0,
-            estimate: 0.0,
+            routing,
         }
     }
 }
@@ -128,7 +181,7 @@ impl PacketArena {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) -> PacketId {
-        self.slots.push(Packet::new(0, 0, 0, 0));
+        self.slots.push(Packet::new(0, 0, 0, 0, RoutingArea::default()));
         self.stamps.push(Stamps::default());
         (self.slots.len() - 1) as PacketId
     }
@@ -160,9 +213,5 @@ impl PacketArena {
 
     pub fn live(&self) -> usize {
         self.live
-    }
-
-    pub fn capacity_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Packet>() + self.stamps.capacity() * std::mem::size_of::<Stamps>()
     }
 }

@@ -107,24 +107,36 @@ impl PacketQueues {
     }
 
     /// Round robin over queues `base..base + n` starting at `base + start` (`start < n`): pop
-    /// the head of the first non-empty queue whose index `ok` accepts (its packet has `flits`
-    /// flits), as (offset from `base`, packet). The queues are scanned as one slice (one bounds
-    /// check), and the pop uses the queue's state found by the scan (a separate `pop` looked
-    /// it up and checked its bounds again).
+    /// the head of the first non-empty queue that `ok` accepts (`ok(queue, head)` gives the
+    /// head's flits if it may go), as (offset from `base`, packet, flits). The queues are
+    /// scanned as one slice (one bounds check), and the pop uses the queue's state found by the
+    /// scan (a separate `pop` looked it up and checked its bounds again).
     #[inline]
     pub fn pop_rr(
         &mut self,
         base: usize,
         n: usize,
         start: usize,
-        flits: u32,
-        mut ok: impl FnMut(usize) -> bool,
-    ) -> Option<(usize, PacketId)> {
+        mut ok: impl FnMut(usize, PacketId) -> Option<u32>,
+    ) -> Option<(usize, PacketId, u32)> {
         let metas = &mut self.meta[base..base + n];
         let (before, from) = metas.split_at_mut(start.min(n));
-        let found = match from.iter_mut().enumerate().find(|(k, m)| m.len > 0 && ok(base + start + k)) {
+        let mut flits = 0;
+        let mut accept = |q: usize, m: &Meta| {
+            if m.len == 0 {
+                return false;
+            }
+            match ok(q, m.head) {
+                Some(f) => {
+                    flits = f;
+                    true
+                }
+                None => false,
+            }
+        };
+        let found = match from.iter_mut().enumerate().find(|(k, m)| accept(base + start + k, m)) {
             Some((k, m)) => Some((start + k, m)),
-            None => before.iter_mut().enumerate().find(|(k, m)| m.len > 0 && ok(base + k)),
+            None => before.iter_mut().enumerate().find(|(k, m)| accept(base + k, m)),
         };
         let (v, m) = found?;
         let id = m.head;
@@ -133,7 +145,7 @@ impl PacketQueues {
         if m.len > 0 {
             m.head = self.next[id as usize];
         }
-        Some((v, id))
+        Some((v, id, flits))
     }
 
     pub fn iter(&self, q: usize) -> impl Iterator<Item = PacketId> + '_ {

@@ -6,8 +6,9 @@
 use rand::Rng as _;
 
 use super::paths::{in_destination_group, port_to_router, port_to_router_id, random_intermediate_router};
+use super::valiant::hdr_mut;
 use super::{Hop, Rng, RouterView};
-use crate::config::{Intermediate, IntraGroup, RoutingConfig};
+use crate::config::{Experiment, Intermediate, IntraGroup, RoutingConfig};
 use crate::network::Packet;
 
 /// The knobs of `RoutingConfig` the family reads.
@@ -21,6 +22,12 @@ pub struct Params {
 impl Params {
     pub fn from_config(cfg: &RoutingConfig) -> Params {
         Params { threshold: cfg.adaptive_threshold, intermediate: cfg.intermediate, intra_group: cfg.intra_group }
+    }
+}
+
+impl From<&Experiment> for Params {
+    fn from(exp: &Experiment) -> Params {
+        Params::from_config(&exp.routing)
     }
 }
 
@@ -99,8 +106,9 @@ pub fn route_intra_group(
         let min_port = port_to_router_id(view, pkt.dst_router);
         let nm_port = port_to_router(view, mid);
         if nonminimal(min_port, nm_port) {
-            pkt.inter_router = view.group * view.topo.a as u32 + mid;
-            pkt.inter_group = view.group;
+            let h = hdr_mut(pkt);
+            h.inter_router = view.group * view.topo.a as u32 + mid;
+            h.inter_group = view.group;
             pkt.nonminimal = true;
             return Hop { port: nm_port, vc: vc_nonmin };
         }
@@ -130,7 +138,7 @@ pub fn local_intermediate(view: &RouterView, pkt: &Packet, mode: IntraGroup, rng
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::Net;
+    use crate::routing::harness::Net;
     use rand::SeedableRng;
 
     #[test]

@@ -4,7 +4,7 @@
 //! source group including the global hop, VC1 in the destination group.
 
 use super::paths::{in_destination_group, port_to_group};
-use super::{Hop, Rng, RouterView, Routing};
+use super::{Ctx, Hop, NoMsg, Routing, VcCounts};
 use crate::network::Packet;
 use crate::topology::Topology;
 
@@ -32,26 +32,39 @@ impl Minimal {
 }
 
 impl Routing for Minimal {
-    fn vcs(&self) -> usize {
-        2
+    type Header = ();
+    type RouterState = ();
+    type Msg = NoMsg;
+    const PREDICTION_IS_ROUTE: bool = true;
+
+    fn vcs(&self) -> VcCounts {
+        VcCounts::uniform(2)
     }
 
     fn max_hops(&self) -> u32 {
         3
     }
 
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
     #[inline(always)]
     fn route_without_view(&self, topo: &Topology, router: u32, _in_port: u16, pkt: &mut Packet) -> Option<Hop> {
         Minimal::table_hop(topo, router, pkt)
     }
 
+    #[inline(always)]
+    fn predict_hop(&self, topo: &Topology, router: u32, pkt: &Packet) -> Option<Hop> {
+        Minimal::table_hop(topo, router, pkt)
+    }
+
     #[inline]
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        let view = &cx.view;
         let dst_group = view.topo.group_of(pkt.dst_router);
         if view.group == dst_group {
             in_destination_group(view, pkt, 1)
         } else {
-            Hop { port: port_to_group(view, dst_group, rng), vc: 0 }
+            Hop { port: port_to_group(view, dst_group, cx.rng), vc: 0 }
         }
     }
 }
@@ -59,14 +72,14 @@ impl Routing for Minimal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk, Net};
+    use crate::routing::harness::{walk, Net};
 
     #[test]
     fn paths_are_minimal_with_the_reference_vcs() {
         let net = Net::new(4, 8, 4, 1);
-        let mut alg = Minimal::new(&net.topo);
+        let alg = Minimal::new(&net.topo);
         for (src, dst) in net.sample_pairs(2000, 1) {
-            let path = walk(&net, &mut alg, src, dst, 7);
+            let path = walk(&net, &alg, src, dst, 7);
             let sr = net.topo.router_of_node(src);
             let dr = net.topo.router_of_node(dst);
             assert_eq!(path.len() as u32, net.topo.min_hops(sr, dr), "{src}->{dst}");
@@ -83,19 +96,17 @@ mod tests {
     /// pair of the one-link shapes.
     #[test]
     fn table_hop_agrees_with_the_view() {
-        use rand::SeedableRng;
         for (net, always) in [(Net::new(4, 8, 4, 1), true), (Net::new(2, 4, 2, 1), true), (Net::new(4, 8, 4, 4), false)]
         {
             let topo = &net.topo;
             for router in 0..topo.routers() as u32 {
-                let view = net.view(router, topo.p as u16);
                 for dst in 0..topo.nodes() as u32 {
                     let pkt = net.packet(0, dst);
                     let Some(hop) = Minimal::table_hop(topo, router, &pkt) else {
                         assert!(!always, "router {router} to node {dst}");
                         continue;
                     };
-                    let want = Minimal.route(&view, &mut pkt.clone(), &mut Rng::seed_from_u64(1));
+                    let want = net.route_once(&Minimal, router, topo.p as u16, &mut pkt.clone(), 1);
                     assert_eq!(hop, want, "router {router} to node {dst}");
                 }
             }
@@ -105,9 +116,9 @@ mod tests {
     #[test]
     fn parallel_links_stay_minimal() {
         let net = Net::new(4, 8, 4, 4);
-        let mut alg = Minimal::new(&net.topo);
+        let alg = Minimal::new(&net.topo);
         for (src, dst) in net.sample_pairs(2000, 2) {
-            let path = walk(&net, &mut alg, src, dst, 3);
+            let path = walk(&net, &alg, src, dst, 3);
             assert!(path.len() <= 3);
             let globals = path.iter().filter(|h| net.topo.class_of_port(h.port) == crate::topology::LinkClass::Global);
             assert!(globals.count() <= 1);

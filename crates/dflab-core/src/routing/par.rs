@@ -25,12 +25,14 @@
 
 use super::adaptive::{draw_intermediate, reference_decision, route_intra_group, Params};
 use super::paths::port_to_group;
-use super::valiant::{Layout, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
-use super::{Hop, Rng, RouterView, Routing};
+use super::valiant::{hdr, hdr_mut, Layout, ValiantHeader, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
+use super::vc::PhaseVcs;
+use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
 use crate::network::Packet;
 use crate::topology::Topology;
 
-const LAYOUT: Layout = Layout { to_router: true, to_group: 1, to_inter_router: 2, to_destination: 3, destination: 4 };
+const LAYOUT: Layout =
+    Layout { to_router: true, vc: PhaseVcs { to_group: 1, to_inter_router: 2, to_destination: 3, destination: 4 } };
 /// VC of a minimal first hop that may still be re-evaluated.
 const VC_UNSURE: u8 = 0;
 /// Per-VC sets of the reference's `adp_select_port` calls, at both decision points.
@@ -56,10 +58,10 @@ impl Par {
     fn first_decision(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         let topo = view.topo;
         let dst_group = topo.group_of(pkt.dst_router);
-        pkt.phase = TO_DESTINATION;
+        hdr_mut(pkt).phase = TO_DESTINATION;
         if view.group == dst_group {
             let mode = self.params.intra_group;
-            return route_intra_group(view, pkt, mode, LAYOUT.to_group, LAYOUT.destination, rng, |m, n| {
+            return route_intra_group(view, pkt, mode, LAYOUT.vc.to_group, LAYOUT.vc.destination, rng, |m, n| {
                 self.decide(view, m, n)
             });
         }
@@ -68,12 +70,13 @@ impl Par {
             let nm_port = port_to_group(view, topo.group_of(ir), rng);
             if self.decide(view, min_port, nm_port) {
                 LAYOUT.start_valiant(topo, pkt, ir);
-                return Hop { port: nm_port, vc: LAYOUT.to_group };
+                return Hop { port: nm_port, vc: LAYOUT.vc.to_group };
             }
             // Keep the intermediate for the second decision.
-            pkt.inter_router = ir;
-            pkt.inter_group = topo.group_of(ir);
-            pkt.phase = UNSURE_MINIMAL;
+            let h = hdr_mut(pkt);
+            h.inter_router = ir;
+            h.inter_group = topo.group_of(ir);
+            h.phase = UNSURE_MINIMAL;
         }
         Hop { port: min_port, vc: VC_UNSURE }
     }
@@ -82,19 +85,23 @@ impl Par {
     fn second_decision(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         let dst_group = view.topo.group_of(pkt.dst_router);
         let min_port = port_to_group(view, dst_group, rng);
-        let nm_port = port_to_group(view, pkt.inter_group, rng);
+        let nm_port = port_to_group(view, hdr(pkt).inter_group, rng);
         if self.decide(view, min_port, nm_port) {
-            pkt.phase = TO_INTERMEDIATE_GROUP;
+            hdr_mut(pkt).phase = TO_INTERMEDIATE_GROUP;
             pkt.nonminimal = true;
-            return Hop { port: nm_port, vc: LAYOUT.to_group };
+            return Hop { port: nm_port, vc: LAYOUT.vc.to_group };
         }
-        pkt.phase = TO_DESTINATION;
-        Hop { port: min_port, vc: LAYOUT.to_destination }
+        hdr_mut(pkt).phase = TO_DESTINATION;
+        Hop { port: min_port, vc: LAYOUT.vc.to_destination }
     }
 }
 
 impl Routing for Par {
-    fn vcs(&self) -> usize {
+    type Header = ValiantHeader;
+    type RouterState = ();
+    type Msg = NoMsg;
+
+    fn vcs(&self) -> VcCounts {
         LAYOUT.vcs()
     }
 
@@ -102,14 +109,17 @@ impl Routing for Par {
         7
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        let (view, rng) = (&cx.view, &mut *cx.rng);
         if view.is_source_router() && pkt.hops == 0 {
             return self.first_decision(view, pkt, rng);
         }
         // An unsure packet outside its destination group can only be at the second router of
         // its source group: its minimal first hop was local (a global one ends in the
         // destination group).
-        if pkt.phase == UNSURE_MINIMAL && view.group != view.topo.group_of(pkt.dst_router) {
+        if hdr(pkt).phase == UNSURE_MINIMAL && view.group != view.topo.group_of(pkt.dst_router) {
             return self.second_decision(view, pkt, rng);
         }
         LAYOUT.next_hop(view, pkt, rng)
@@ -121,7 +131,7 @@ impl Routing for Par {
     #[inline(always)]
     fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
         let hop = LAYOUT.table_hop_after_source(topo, router, in_port, pkt)?;
-        if pkt.phase == UNSURE_MINIMAL && hop.vc == LAYOUT.to_destination {
+        if hdr(pkt).phase == UNSURE_MINIMAL && hop.vc == LAYOUT.vc.to_destination {
             return None;
         }
         Some(hop)
@@ -131,7 +141,7 @@ impl Routing for Par {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk_pkt, Net};
+    use crate::routing::harness::{walk_pkt, Net};
     use crate::topology::LinkClass;
 
     /// dfly(4,8,4,33). From node 0 (router 0 of group 0) to group 5 the minimal path is the
@@ -144,16 +154,16 @@ mod tests {
     #[test]
     fn source_decision_is_the_ugal_rule() {
         let mut net = net();
-        let mut alg = Par::new(Params::default());
+        let alg = Par::new(Params::default());
         for seed in 0..100 {
-            assert!(!walk_pkt(&net, &mut alg, 0, FAR, seed).1.nonminimal);
+            assert!(!walk_pkt(&net, &alg, 0, FAR, seed).1.nonminimal);
         }
         // Congest the minimal local port at the source router: diverts at the source.
         let min_port = net.topo.local_port(0, 1);
         net.set_used_credits(0, min_port, 0, 6);
         let mut at_source = 0;
         for seed in 0..300 {
-            let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
             if path[0].port != min_port {
                 assert!(pkt.nonminimal && path[0].vc == 1);
                 at_source += 1;
@@ -173,9 +183,9 @@ mod tests {
             .find(|&p| net.topo.global_port_group(1, p) == 5)
             .unwrap();
         net.set_used_credits(1, gw_port, 0, 8);
-        let mut alg = Par::new(Params::default());
+        let alg = Par::new(Params::default());
         for seed in 0..300 {
-            let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
             assert_eq!((path[0].router, path[0].vc), (0, VC_UNSURE), "decided minimal at the source");
             assert!(pkt.nonminimal, "seed {seed}: {path:?}");
             assert_eq!((path[1].router, path[1].vc), (1, 1));
@@ -198,9 +208,9 @@ mod tests {
         for port in net.topo.first_local_port()..net.topo.radix as u16 {
             net.set_used_credits(1, port, 0, if port == gw_port { 6 } else { 3 });
         }
-        let mut alg = Par::new(Params::default());
+        let alg = Par::new(Params::default());
         for seed in 0..300 {
-            let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
             assert!(!pkt.nonminimal, "seed {seed}");
             let vcs: Vec<u8> = path.iter().map(|h| h.vc).collect();
             assert_eq!(vcs[..2], [0, 3]);
@@ -209,7 +219,7 @@ mod tests {
         }
         // One more flit tips it over for every intermediate not reached through the same port.
         net.set_used_credits(1, gw_port, 0, 7);
-        let diverted = (0..300).filter(|&s| walk_pkt(&net, &mut alg, 0, FAR, s).1.nonminimal).count();
+        let diverted = (0..300).filter(|&s| walk_pkt(&net, &alg, 0, FAR, s).1.nonminimal).count();
         assert_eq!(diverted, 300);
     }
 
@@ -217,8 +227,8 @@ mod tests {
     fn packets_at_a_gateway_source_are_never_re_evaluated() {
         // Node 0 reaches group 2 over router 0's own global link: no second router.
         let net = net();
-        let mut alg = Par::new(Params::default());
-        let (path, pkt) = walk_pkt(&net, &mut alg, 0, 2 * 32 + 5, 3);
+        let alg = Par::new(Params::default());
+        let (path, pkt) = walk_pkt(&net, &alg, 0, 2 * 32 + 5, 3);
         assert!(!pkt.nonminimal);
         assert_eq!(net.topo.class_of_port(path[0].port), LinkClass::Global);
         assert_eq!(path[0].vc, 0);
@@ -235,11 +245,11 @@ mod tests {
                 }
             }
         }
-        let mut alg = Par::new(Params::default());
+        let alg = Par::new(Params::default());
         let mut seen_seven = false;
         let mut second = 0;
         for (i, (src, dst)) in net.sample_pairs(4000, 11).into_iter().enumerate() {
-            let (path, pkt) = walk_pkt(&net, &mut alg, src % 64, dst, i as u64);
+            let (path, pkt) = walk_pkt(&net, &alg, src % 64, dst, i as u64);
             assert!(path.len() <= 7);
             seen_seven |= path.len() == 7;
             let vcs: Vec<u8> = path.iter().map(|h| h.vc).collect();

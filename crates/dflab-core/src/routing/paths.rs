@@ -118,7 +118,7 @@ pub fn random_intermediate_router(view: &RouterView, src_group: u32, dst_group: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::Net;
+    use crate::routing::harness::Net;
     use rand::SeedableRng;
 
     #[test]

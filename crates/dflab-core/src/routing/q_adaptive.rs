@@ -19,60 +19,57 @@
 use rand::Rng as _;
 
 use super::paths::{in_destination_group, port_to_group, port_to_router};
-use super::q_table::{argmin, connected, random_port, QParams, QTables};
-use super::{Feedback, Hop, Rng, RouterView, Routing};
+use super::q_table::{argmin, connected, random_port, Feedback, QHeader, QParams, QTable};
+use super::{Ctx, Dest, Hooks, Hop, Rng, RouterView, Routing, VcCounts};
 use crate::fastdiv::FastDiv;
 use crate::network::Packet;
 use crate::topology::Topology;
 
 pub struct QAdaptive {
     pub params: QParams,
-    pub tables: QTables,
     p: usize,
     a: usize,
     first_global: u16,
-    /// Division by `p`, `a` and `p·a` without a hardware divide: the table row of every hop
-    /// and every feedback needs them (see `crate::fastdiv`).
+    /// Division by `p` without a hardware divide: the table row of every hop and every
+    /// feedback needs it (see `crate::fastdiv`).
     div_p: FastDiv,
-    div_a: FastDiv,
     div_pa: FastDiv,
 }
 
 impl QAdaptive {
     pub fn new(topo: &Topology, params: QParams) -> QAdaptive {
-        let (p, g) = (topo.p, topo.g);
-        let cols = topo.radix - p;
-        let rows = (g - 1) * p;
-        let far = params.global_latency_ns + params.local_latency_ns;
-        let mut tables = QTables::new(topo.routers(), rows, cols, far);
-        let fg = topo.first_global_port();
-        for r in 0..topo.routers() as u32 {
-            let own = topo.group_of(r);
-            for port in fg..topo.radix as u16 {
-                let col = (port as usize) - p;
-                let dest = topo.global_port_group(r, port);
-                if !connected(topo, r, port) {
-                    for row in 0..rows {
-                        tables.set(r, row, col, f64::INFINITY);
-                    }
-                    continue;
-                }
-                let dg = rel_group(dest, own);
-                for s in 0..p {
-                    tables.set(r, dg * p + s, col, params.global_latency_ns);
-                }
-            }
-        }
         QAdaptive {
             params,
-            tables,
-            p,
+            p: topo.p,
             a: topo.a,
-            first_global: fg,
-            div_p: FastDiv::new(p as u32),
-            div_a: FastDiv::new(topo.a as u32),
-            div_pa: FastDiv::new((p * topo.a) as u32),
+            first_global: topo.first_global_port(),
+            div_p: FastDiv::new(topo.p as u32),
+            div_pa: FastDiv::new((topo.p * topo.a) as u32),
         }
+    }
+
+    /// The initial table of router `r`: the global latency on its own global port(s) to each
+    /// group, global + local latency everywhere else, +∞ on unconnected ports.
+    pub fn initial_table(&self, topo: &Topology, r: u32) -> QTable {
+        let (p, g) = (topo.p, topo.g);
+        let rows = (g - 1) * p;
+        let far = self.params.global_latency_ns + self.params.local_latency_ns;
+        let mut table = QTable::new(rows, topo.radix - p, far);
+        let own = topo.group_of(r);
+        for port in self.first_global..topo.radix as u16 {
+            let col = (port as usize) - p;
+            if !connected(topo, r, port) {
+                for row in 0..rows {
+                    table.set(row, col, f64::INFINITY);
+                }
+                continue;
+            }
+            let dg = rel_group(topo.global_port_group(r, port), own);
+            for s in 0..p {
+                table.set(dg * p + s, col, self.params.global_latency_ns);
+            }
+        }
+        table
     }
 
     /// Table row for a packet from node `src` to group `dst_group` at a router of `own` group.
@@ -81,23 +78,18 @@ impl QAdaptive {
         rel_group(dst_group, own) * self.p + self.div_p.rem(src) as usize
     }
 
-    #[inline]
-    fn q(&self, router: u32, row: usize, port: u16) -> f64 {
-        self.tables.get(router, row, port as usize - self.p)
-    }
-
     /// Take `min_port` unless `cand` is better by at least the relative threshold
     /// (`ΔV = (Q_min − Q_cand)/Q_min`, minimal iff ΔV < thld).
     #[inline]
-    fn threshold(&self, router: u32, row: usize, min_port: u16, cand: u16, thld: f64) -> u16 {
+    fn threshold(&self, table: &QTable, row: usize, min_port: u16, cand: u16, thld: f64) -> u16 {
         if cand == min_port {
             return min_port;
         }
-        let qm = self.q(router, row, min_port);
+        let qm = table.get(row, min_port as usize - self.p);
         if qm <= 0.0 {
             return min_port;
         }
-        let dv = (qm - self.q(router, row, cand)) / qm;
+        let dv = (qm - table.get(row, cand as usize - self.p)) / qm;
         if dv < thld {
             min_port
         } else {
@@ -123,33 +115,49 @@ fn rel_group(g: u32, own: u32) -> usize {
     (if g > own { g - 1 } else { g }) as usize
 }
 
+/// The packet's learning fields.
+#[inline(always)]
+fn qh(pkt: &mut Packet) -> &mut QHeader {
+    pkt.hdr_mut()
+}
+
 impl Routing for QAdaptive {
-    fn vcs(&self) -> usize {
-        5
+    type Header = QHeader;
+    type RouterState = QTable;
+    type Msg = Feedback;
+    const HOOKS: Hooks = Hooks::ARRIVE.with(Hooks::DEPART).with(Hooks::MSG);
+
+    fn vcs(&self) -> VcCounts {
+        VcCounts::uniform(5)
     }
 
     fn max_hops(&self) -> u32 {
         5
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    fn router_state(&self, topo: &Topology, router: u32) -> QTable {
+        self.initial_table(topo, router)
+    }
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        let (view, rng, table) = (&cx.view, &mut *cx.rng, &*cx.state);
         let topo = view.topo;
         let h = pkt.hops;
         let dst_group = topo.group_of(pkt.dst_router);
         if view.group == dst_group {
-            pkt.estimate = 0.0;
+            qh(pkt).estimate = 0.0;
             return in_destination_group(view, pkt, h);
         }
         let row = self.row(view.group, dst_group, pkt.src);
-        let qrow = self.tables.row(view.router, row);
+        let qrow = table.row(row);
         let best = argmin(qrow);
         // Off-policy bootstrap: S's estimate is its best value even when it must go minimally.
-        pkt.estimate = qrow[best];
+        qh(pkt).estimate = qrow[best];
         let best_port = (best + self.p) as u16;
         let min_port = port_to_group(view, dst_group, rng);
         let port = if h == 0 {
             // Source router.
-            let chosen = self.threshold(view.router, row, min_port, best_port, self.params.thld1);
+            let chosen = self.threshold(table, row, min_port, best_port, self.params.thld1);
             let port = self.explore(view, chosen, rng);
             if port != min_port {
                 pkt.nonminimal = true;
@@ -158,7 +166,6 @@ impl Routing for QAdaptive {
         } else if h == 1 && view.group != topo.group_of(topo.router_of_node(pkt.src)) {
             // First router of an intermediate group (reached by the source router's global hop).
             pkt.nonminimal = true;
-            pkt.inter_group = view.group;
             if min_port >= self.first_global {
                 min_port
             } else {
@@ -167,7 +174,7 @@ impl Routing for QAdaptive {
                     t += 1;
                 }
                 let cand = port_to_router(view, t);
-                let chosen = self.threshold(view.router, row, min_port, cand, self.params.thld2);
+                let chosen = self.threshold(table, row, min_port, cand, self.params.thld2);
                 self.explore(view, chosen, rng)
             }
         } else {
@@ -182,59 +189,63 @@ impl Routing for QAdaptive {
     #[inline(always)]
     fn route_without_view(&self, topo: &Topology, router: u32, _in_port: u16, pkt: &mut Packet) -> Option<Hop> {
         if pkt.dst_router == router {
-            pkt.estimate = 0.0;
+            qh(pkt).estimate = 0.0;
             // `dst_router` is `dst / p`: `host_port_of_node(dst)` without a division.
             return Some(Hop { port: (pkt.dst - router * topo.p as u32) as u16, vc: 0 });
         }
         match topo.minimal_first_port(router, pkt.dst_router)? {
             (port, true) => {
-                pkt.estimate = 0.0;
+                qh(pkt).estimate = 0.0;
                 Some(Hop { port, vc: pkt.hops })
             }
             (_, false) => None,
         }
     }
 
-    fn wants_feedback(&self) -> bool {
-        true
+    #[inline(always)]
+    fn on_arrive(&self, _cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
+        qh(pkt).prev_arrival = pkt.arrival;
     }
 
-    fn feedback(&mut self, view: &RouterView, pkt: &Packet) -> Option<Feedback> {
+    fn on_depart(&self, cx: &mut Ctx<'_, Self>, pkt: &Packet) {
+        let view = &cx.view;
         let in_dest_group = view.group == view.topo.group_of(pkt.dst_router);
         if in_dest_group && view.in_port < self.first_global {
-            return None;
+            return;
         }
-        Some(Feedback {
+        let h: &QHeader = pkt.hdr();
+        let fb = Feedback {
             dst: pkt.dst,
             src: pkt.src,
-            hop_delay: pkt.arrival - pkt.prev_arrival,
-            estimate: if in_dest_group { 0.0 } else { pkt.estimate },
-        })
+            hop_delay: pkt.arrival - h.prev_arrival,
+            estimate: if in_dest_group { 0.0 } else { h.estimate },
+        };
+        cx.send(Dest::Upstream, fb);
     }
 
-    fn on_feedback(&mut self, router: u32, port: u16, fb: &Feedback, _now: crate::units::Time) {
-        let own = self.div_a.div(router);
+    fn on_msg(&self, cx: &mut Ctx<'_, Self>, port: u16, fb: Feedback) {
+        let own = cx.view.group;
         let dst_group = self.div_pa.div(fb.dst);
         if dst_group == own {
             return;
         }
         let row = self.row(own, dst_group, fb.src);
         let col = port as usize - self.p;
-        self.tables.learn(router, row, col, &self.params, fb);
+        cx.state.learn(row, col, &self.params, &fb);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk, Net};
+    use crate::routing::harness::{walk, Net};
 
     #[test]
     fn eps_zero_paths_stay_within_five_hops_and_vc_is_the_hop_index() {
         let net = Net::new(4, 8, 4, 1);
-        let mut alg = QAdaptive::new(&net.topo, QParams { epsilon: 0.0, ..QParams::default() });
+        let alg = QAdaptive::new(&net.topo, QParams { epsilon: 0.0, ..QParams::default() });
         for (src, dst) in net.sample_pairs(3000, 3) {
-            let path = walk(&net, &mut alg, src, dst, src as u64);
+            let path = walk(&net, &alg, src, dst, src as u64);
             // Untrained tables: every decision keeps the minimal path.
             let sr = net.topo.router_of_node(src);
             let dr = net.topo.router_of_node(dst);
@@ -254,7 +265,7 @@ mod tests {
         let alg = QAdaptive::new(topo, QParams::default());
         let (mut inside, mut answered) = (0, 0);
         for (src, dst) in net.sample_pairs(2000, 6) {
-            let mut pkt = net.packet(src, dst);
+            let mut pkt = net.packet_for::<QAdaptive>(src, dst);
             let dst_group = topo.group_of(pkt.dst_router);
             for router in 0..topo.routers() as u32 {
                 pkt.hops = 1;
@@ -272,10 +283,10 @@ mod tests {
     #[test]
     fn full_exploration_stays_within_five_hops() {
         let net = Net::new(4, 8, 4, 1);
-        let mut alg = QAdaptive::new(&net.topo, QParams { epsilon: 1.0, ..QParams::default() });
+        let alg = QAdaptive::new(&net.topo, QParams { epsilon: 1.0, ..QParams::default() });
         let mut longest = 0;
         for (i, (src, dst)) in net.sample_pairs(5000, 4).into_iter().enumerate() {
-            let path = walk(&net, &mut alg, src, dst, i as u64);
+            let path = walk(&net, &alg, src, dst, i as u64);
             longest = longest.max(path.len());
             for (i, s) in path.iter().enumerate() {
                 assert_eq!(s.vc as usize, i);

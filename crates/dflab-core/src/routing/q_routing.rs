@@ -19,15 +19,14 @@
 use rand::Rng as _;
 
 use super::paths::{in_destination_group, port_to_group};
-use super::q_table::{argmin, connected, random_port, QParams, QTables};
-use super::{Feedback, Hop, Rng, RouterView, Routing};
+use super::q_table::{argmin, connected, random_port, Feedback, QHeader, QParams, QTable};
+use super::{Ctx, Dest, Hooks, Hop, Routing, VcCounts};
 use crate::fastdiv::FastDiv;
 use crate::network::Packet;
 use crate::topology::Topology;
 
 pub struct QRouting {
     pub params: QParams,
-    pub tables: QTables,
     p: usize,
     /// Division by `p` without a hardware divide (every feedback; see `crate::fastdiv`).
     div_p: FastDiv,
@@ -35,29 +34,36 @@ pub struct QRouting {
 
 impl QRouting {
     pub fn new(topo: &Topology, params: QParams) -> QRouting {
+        QRouting { params, p: topo.p, div_p: FastDiv::new(topo.p as u32) }
+    }
+
+    /// The initial table of router `r` (zero-load latencies, see the module comment).
+    pub fn initial_table(&self, topo: &Topology, r: u32) -> QTable {
         let n = topo.routers();
-        let cols = topo.radix - topo.p;
-        let mut tables = QTables::new(n, n - 1, cols, 0.0);
-        let (ll, gl) = (params.local_latency_ns, params.global_latency_ns);
-        let dist = |from: u32, to: u32| zero_load_distance(topo, from, to, ll, gl);
-        for r in 0..n as u32 {
-            for port in topo.p as u16..topo.radix as u16 {
-                let col = port as usize - topo.p;
-                let peer = if connected(topo, r, port) { topo.peer(r, port) } else { None };
-                for d in (0..n as u32).filter(|&d| d != r) {
-                    let v = match peer {
-                        None => f64::INFINITY,
-                        Some((pr, _)) => {
-                            let link = if port >= topo.first_global_port() { gl } else { ll };
-                            link + dist(pr, d)
-                        }
-                    };
-                    tables.set(r, row_of(d, r), col, v);
-                }
+        let mut table = QTable::new(n - 1, topo.radix - topo.p, 0.0);
+        let (ll, gl) = (self.params.local_latency_ns, self.params.global_latency_ns);
+        for port in topo.p as u16..topo.radix as u16 {
+            let col = port as usize - topo.p;
+            let peer = if connected(topo, r, port) { topo.peer(r, port) } else { None };
+            for d in (0..n as u32).filter(|&d| d != r) {
+                let v = match peer {
+                    None => f64::INFINITY,
+                    Some((pr, _)) => {
+                        let link = if port >= topo.first_global_port() { gl } else { ll };
+                        link + zero_load_distance(topo, pr, d, ll, gl)
+                    }
+                };
+                table.set(row_of(d, r), col, v);
             }
         }
-        QRouting { params, tables, p: topo.p, div_p: FastDiv::new(topo.p as u32) }
+        table
     }
+}
+
+/// The packet's learning fields.
+#[inline(always)]
+fn qh(pkt: &mut Packet) -> &mut QHeader {
+    pkt.hdr_mut()
 }
 
 /// Row of destination router `d` in the table of router `own` (own row skipped).
@@ -88,24 +94,34 @@ fn zero_load_distance(topo: &Topology, from: u32, to: u32, ll: f64, gl: f64) -> 
 }
 
 impl Routing for QRouting {
-    fn vcs(&self) -> usize {
-        self.params.max_q as usize + 3
+    type Header = QHeader;
+    type RouterState = QTable;
+    type Msg = Feedback;
+    const HOOKS: Hooks = Hooks::ARRIVE.with(Hooks::DEPART).with(Hooks::MSG);
+
+    fn vcs(&self) -> VcCounts {
+        VcCounts::uniform(self.params.max_q as u8 + 3)
     }
 
     fn max_hops(&self) -> u32 {
         self.params.max_q + 3
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    fn router_state(&self, topo: &Topology, router: u32) -> QTable {
+        self.initial_table(topo, router)
+    }
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        let (view, rng) = (&cx.view, &mut *cx.rng);
         let h = pkt.hops;
         if pkt.dst_router == view.router {
-            pkt.estimate = 0.0;
+            qh(pkt).estimate = 0.0;
             return in_destination_group(view, pkt, h);
         }
         let topo = view.topo;
-        let qrow = self.tables.row(view.router, row_of(pkt.dst_router, view.router));
+        let qrow = cx.state.row(row_of(pkt.dst_router, view.router));
         let best = argmin(qrow);
-        pkt.estimate = qrow[best];
+        qh(pkt).estimate = qrow[best];
         let dst_group = topo.group_of(pkt.dst_router);
         let min_port = if view.group == dst_group {
             in_destination_group(view, pkt, h).port
@@ -128,42 +144,46 @@ impl Routing for QRouting {
         Hop { port, vc: h }
     }
 
-    fn wants_feedback(&self) -> bool {
-        true
+    #[inline(always)]
+    fn on_arrive(&self, _cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
+        qh(pkt).prev_arrival = pkt.arrival;
     }
 
-    fn feedback(&mut self, view: &RouterView, pkt: &Packet) -> Option<Feedback> {
-        Some(Feedback {
+    fn on_depart(&self, cx: &mut Ctx<'_, Self>, pkt: &Packet) {
+        let h: &QHeader = pkt.hdr();
+        let fb = Feedback {
             dst: pkt.dst,
             src: pkt.src,
-            hop_delay: pkt.arrival - pkt.prev_arrival,
-            estimate: if pkt.dst_router == view.router { 0.0 } else { pkt.estimate },
-        })
+            hop_delay: pkt.arrival - h.prev_arrival,
+            estimate: if pkt.dst_router == cx.view.router { 0.0 } else { h.estimate },
+        };
+        cx.send(Dest::Upstream, fb);
     }
 
-    fn on_feedback(&mut self, router: u32, port: u16, fb: &Feedback, _now: crate::units::Time) {
+    fn on_msg(&self, cx: &mut Ctx<'_, Self>, port: u16, fb: Feedback) {
+        let router = cx.view.router;
         let d = self.div_p.div(fb.dst);
         if d == router {
             return;
         }
         let (row, col) = (row_of(d, router), port as usize - self.p);
-        self.tables.learn(router, row, col, &self.params, fb);
+        cx.state.learn(row, col, &self.params, &fb);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk, Net};
+    use crate::routing::harness::{walk, Net};
 
     #[test]
     fn untrained_tables_route_minimally() {
         // The zero-load initialisation makes the minimal ports the argmin (ties aside, which
         // keep a minimal length because all tied paths have the same latency sum).
         let net = Net::new(4, 8, 4, 1);
-        let mut alg = QRouting::new(&net.topo, QParams { epsilon: 0.0, ..QParams::default() });
+        let alg = QRouting::new(&net.topo, QParams { epsilon: 0.0, ..QParams::default() });
         for (src, dst) in net.sample_pairs(2000, 5) {
-            let path = walk(&net, &mut alg, src, dst, 1);
+            let path = walk(&net, &alg, src, dst, 1);
             let (sr, dr) = (net.topo.router_of_node(src), net.topo.router_of_node(dst));
             assert_eq!(path.len() as u32, net.topo.min_hops(sr, dr), "{src}->{dst}");
         }
@@ -173,11 +193,11 @@ mod tests {
     fn hop_bound_is_max_q_plus_three() {
         let net = Net::new(2, 4, 2, 1);
         for max_q in [0u32, 1, 2, 4] {
-            let mut alg = QRouting::new(&net.topo, QParams { epsilon: 1.0, max_q, ..QParams::default() });
-            assert_eq!(alg.vcs(), max_q as usize + 3);
+            let alg = QRouting::new(&net.topo, QParams { epsilon: 1.0, max_q, ..QParams::default() });
+            assert_eq!(alg.vcs().max(), max_q as usize + 3);
             let mut longest = 0;
             for (i, (src, dst)) in net.sample_pairs(3000, 6).into_iter().enumerate() {
-                let path = walk(&net, &mut alg, src, dst, i as u64);
+                let path = walk(&net, &alg, src, dst, i as u64);
                 longest = longest.max(path.len());
                 for (i, s) in path.iter().enumerate() {
                     assert_eq!(s.vc as usize, i);

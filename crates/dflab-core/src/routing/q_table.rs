@@ -6,12 +6,42 @@
 //! `int64` (qadaptive-reference.md §1.4), and the hop delay is taken in whole nanoseconds (the
 //! reference time-stamps with the simulator's integer ns clock).
 
+use bytemuck::{Pod, Zeroable};
 use rand::Rng as _;
 
-use super::{Feedback, Rng, RouterView};
-use crate::config::{NetworkConfig, QUpdate, RoutingConfig};
+use super::{Rng, RouterView};
+use crate::config::{Experiment, NetworkConfig, QUpdate, RoutingConfig};
 use crate::topology::{Topology, NONE};
 use crate::units::Time;
+
+/// The per-packet fields of the learning routings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Pod, Zeroable)]
+#[repr(C)]
+pub struct QHeader {
+    /// Arrival at the previous router's input (set when the packet arrives at the next one).
+    pub prev_arrival: Time,
+    /// The estimate the router that routed the packet last attached (its min-Q), sent back
+    /// upstream in the feedback of the packet's departure from there.
+    pub estimate: f64,
+}
+
+/// The hop-by-hop feedback of the learning routings, as the Q-adaptive reference code sends it:
+/// when a packet that came from another router leaves this router's input buffer (its crossbar
+/// grant), this router sends it back over the same link to the upstream router, where it
+/// arrives on the output port the packet left by, with the credit latency (output + link +
+/// input latency), using no bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Feedback {
+    /// Destination node of the packet the feedback is about.
+    pub dst: u32,
+    /// Source node of that packet.
+    pub src: u32,
+    /// Per-hop delay: from the packet's arrival at the upstream router's input to its arrival at
+    /// this router's input (the reference's `queueing_time`), in picoseconds.
+    pub hop_delay: Time,
+    /// This router's estimate of the remaining time (ns).
+    pub estimate: f64,
+}
 
 /// The learning knobs of `RoutingConfig`, plus the link latencies used for initial values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +77,12 @@ impl QParams {
             local_latency_ns: n.local_latency_ns,
             global_latency_ns: n.global_latency_ns,
         }
+    }
+}
+
+impl From<&Experiment> for QParams {
+    fn from(exp: &Experiment) -> QParams {
+        QParams::from_config(&exp.routing, &exp.network)
     }
 }
 
@@ -99,56 +135,44 @@ fn hop_delay_ns(ps: Time, whole: bool) -> f64 {
     }
 }
 
-/// One `rows × cols` table per router, columns = the non-host ports (`port − p`). Columns of
-/// unconnected global ports hold +∞ and are never chosen.
+/// The table of one router: `rows × cols`, columns = the non-host ports (`port − p`). Columns
+/// of unconnected global ports hold +∞ and are never chosen.
 #[derive(Debug, Clone)]
-pub struct QTables {
+pub struct QTable {
     pub rows: usize,
     pub cols: usize,
     data: Vec<f64>,
 }
 
-impl QTables {
-    pub fn new(routers: usize, rows: usize, cols: usize, init: f64) -> QTables {
-        QTables { rows, cols, data: vec![init; routers * rows * cols] }
+impl QTable {
+    pub fn new(rows: usize, cols: usize, init: f64) -> QTable {
+        QTable { rows, cols, data: vec![init; rows * cols] }
     }
 
     #[inline]
-    fn base(&self, router: u32, row: usize) -> usize {
-        (router as usize * self.rows + row) * self.cols
-    }
-
-    #[inline]
-    pub fn row(&self, router: u32, row: usize) -> &[f64] {
-        let b = self.base(router, row);
+    pub fn row(&self, row: usize) -> &[f64] {
+        let b = row * self.cols;
         &self.data[b..b + self.cols]
     }
 
     #[inline]
-    pub fn row_mut(&mut self, router: u32, row: usize) -> &mut [f64] {
-        let b = self.base(router, row);
-        &mut self.data[b..b + self.cols]
+    pub fn get(&self, row: usize, col: usize) -> f64 {
+        self.data[row * self.cols + col]
     }
 
     #[inline]
-    pub fn get(&self, router: u32, row: usize, col: usize) -> f64 {
-        self.data[self.base(router, row) + col]
+    pub fn set(&mut self, row: usize, col: usize, v: f64) {
+        self.data[row * self.cols + col] = v;
     }
 
+    /// Apply one feedback to entry (row, col) with the learning rule of `params`.
     #[inline]
-    pub fn set(&mut self, router: u32, row: usize, col: usize, v: f64) {
-        let b = self.base(router, row);
-        self.data[b + col] = v;
+    pub fn learn(&mut self, row: usize, col: usize, params: &QParams, fb: &Feedback) {
+        let v = params.learn(self.get(row, col), params.target(fb));
+        self.set(row, col, v);
     }
 
-    /// Apply one feedback to entry (router, row, col) with the learning rule of `params`.
-    #[inline]
-    pub fn learn(&mut self, router: u32, row: usize, col: usize, params: &QParams, fb: &Feedback) {
-        let v = params.learn(self.get(router, row, col), params.target(fb));
-        self.set(router, row, col, v);
-    }
-
-    pub fn entries_per_router(&self) -> usize {
+    pub fn entries(&self) -> usize {
         self.rows * self.cols
     }
 }

@@ -22,8 +22,8 @@
 
 use super::adaptive::{draw_intermediate, reference_decision, route_intra_group, Params};
 use super::paths::port_to_group;
-use super::valiant::{Layout, LAYOUT_G, LAYOUT_N, TO_DESTINATION};
-use super::{Hop, Rng, RouterView, Routing};
+use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_G, LAYOUT_N, TO_DESTINATION};
+use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
 use crate::network::Packet;
 use crate::topology::Topology;
 
@@ -46,9 +46,9 @@ impl Ugal {
     fn decide_at_source(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         let topo = view.topo;
         let dst_group = topo.group_of(pkt.dst_router);
-        let l = self.layout;
+        let l = self.layout.vc;
         let threshold = self.params.threshold;
-        pkt.phase = TO_DESTINATION;
+        hdr_mut(pkt).phase = TO_DESTINATION;
         if view.group == dst_group {
             return route_intra_group(view, pkt, self.params.intra_group, l.to_group, l.destination, rng, |m, n| {
                 reference_decision(view, m, n, l.destination, l.to_group, threshold)
@@ -58,7 +58,7 @@ impl Ugal {
         if let Some(ir) = draw_intermediate(view, self.params.intermediate, view.group, dst_group, rng) {
             let nm_port = port_to_group(view, topo.group_of(ir), rng);
             if reference_decision(view, min_port, nm_port, l.to_destination, l.to_group, threshold) {
-                l.start_valiant(topo, pkt, ir);
+                self.layout.start_valiant(topo, pkt, ir);
                 return Hop { port: nm_port, vc: l.to_group };
             }
         }
@@ -67,7 +67,11 @@ impl Ugal {
 }
 
 impl Routing for Ugal {
-    fn vcs(&self) -> usize {
+    type Header = ValiantHeader;
+    type RouterState = ();
+    type Msg = NoMsg;
+
+    fn vcs(&self) -> VcCounts {
         self.layout.vcs()
     }
 
@@ -75,11 +79,13 @@ impl Routing for Ugal {
         self.layout.max_hops()
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        if view.is_source_router() && pkt.hops == 0 {
-            return self.decide_at_source(view, pkt, rng);
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        if cx.view.is_source_router() && pkt.hops == 0 {
+            return self.decide_at_source(&cx.view, pkt, cx.rng);
         }
-        self.layout.next_hop(view, pkt, rng)
+        self.layout.next_hop(&cx.view, pkt, cx.rng)
     }
 
     #[inline(always)]
@@ -92,7 +98,7 @@ impl Routing for Ugal {
 mod tests {
     use super::*;
     use crate::config::IntraGroup;
-    use crate::routing::testkit::{walk_pkt, Net};
+    use crate::routing::harness::{walk_pkt, Net};
     use crate::topology::LinkClass;
 
     /// dfly(4,8,4,33) with one link per group pair, as the HPDC setup. Node 0 sits on router 0
@@ -106,7 +112,7 @@ mod tests {
     /// A node of group 2 (reached from router 0 of group 0 through its own global port).
     const NEAR: u32 = 2 * 32 + 9;
 
-    fn decide(alg: &mut Ugal, net: &Net, dst: u32, seeds: std::ops::Range<u64>) -> (u32, u32) {
+    fn decide(alg: &Ugal, net: &Net, dst: u32, seeds: std::ops::Range<u64>) -> (u32, u32) {
         let (mut nonmin, mut total) = (0, 0);
         for seed in seeds {
             let (_, pkt) = walk_pkt(net, alg, 0, dst, seed);
@@ -119,9 +125,9 @@ mod tests {
     #[test]
     fn empty_network_routes_minimally() {
         let net = hpdc();
-        for mut alg in [Ugal::to_group(Params::default()), Ugal::to_router(Params::default())] {
-            assert_eq!(decide(&mut alg, &net, FAR, 0..200).0, 0);
-            assert_eq!(decide(&mut alg, &net, NEAR, 0..200).0, 0);
+        for alg in [Ugal::to_group(Params::default()), Ugal::to_router(Params::default())] {
+            assert_eq!(decide(&alg, &net, FAR, 0..200).0, 0);
+            assert_eq!(decide(&alg, &net, NEAR, 0..200).0, 0);
         }
     }
 
@@ -134,9 +140,9 @@ mod tests {
         let mut net = hpdc();
         let min_port = net.topo.local_port(0, 1);
         net.set_used_credits(0, min_port, 0, 5);
-        for mut alg in [Ugal::to_group(Params::default()), Ugal::to_router(Params::default())] {
+        for alg in [Ugal::to_group(Params::default()), Ugal::to_router(Params::default())] {
             for seed in 0..300 {
-                let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+                let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
                 let same_port = path[0].port == min_port;
                 assert_eq!(pkt.nonminimal, !same_port, "seed {seed}: {path:?}");
             }
@@ -154,12 +160,12 @@ mod tests {
                 net.set_used_credits(0, port, 0, 3);
             }
         }
-        let mut alg = Ugal::to_router(Params::default());
+        let alg = Ugal::to_router(Params::default());
         net.set_used_credits(0, min_port, 0, 6);
-        let stays: Vec<bool> = (0..200).map(|s| !walk_pkt(&net, &mut alg, 0, FAR, s).1.nonminimal).collect();
+        let stays: Vec<bool> = (0..200).map(|s| !walk_pkt(&net, &alg, 0, FAR, s).1.nonminimal).collect();
         assert!(stays.iter().all(|&m| m));
         net.set_used_credits(0, min_port, 0, 7);
-        let (nonmin, total) = decide(&mut alg, &net, FAR, 0..200);
+        let (nonmin, total) = decide(&alg, &net, FAR, 0..200);
         // Intermediates behind router 1 (groups 5-8, 4 of 31 groups) share the minimal port.
         assert!(nonmin > total * 3 / 4, "{nonmin}/{total}");
     }
@@ -178,16 +184,16 @@ mod tests {
             for (vc, want_nonmin) in [(vc_nonmin, false), (vc_min, true), (other, false)] {
                 let mut net = hpdc();
                 net.set_used_credits(0, port, vc, 10);
-                let mut alg = make(Params::default());
+                let alg = make(Params::default());
                 let mut same_port = 0;
                 for seed in 0..2000 {
-                    let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+                    let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
                     if path[0].port != port {
                         assert!(pkt.nonminimal);
                         continue;
                     }
                     assert_eq!(pkt.nonminimal, want_nonmin, "vc {vc} seed {seed}");
-                    assert!((5..=8).contains(&pkt.inter_group) || !pkt.nonminimal);
+                    assert!((5..=8).contains(&super::super::valiant::hdr(&pkt).inter_group) || !pkt.nonminimal);
                     let want_vc = if want_nonmin { 0 } else { vc_min as u8 };
                     assert_eq!(path[0].vc, want_vc);
                     same_port += 1;
@@ -207,13 +213,13 @@ mod tests {
                 net.set_used_credits(0, port, 0, 9);
             }
         }
-        for (mut alg, bound, last) in
+        for (alg, bound, last) in
             [(Ugal::to_group(Params::default()), 5, 2u8), (Ugal::to_router(Params::default()), 6, 3)]
         {
             let (mut min, mut nonmin) = (0, 0);
             for seed in 0..3000u64 {
                 let dst = (seed * 37 % net.topo.nodes() as u64) as u32;
-                let (path, pkt) = walk_pkt(&net, &mut alg, (seed % 4) as u32, dst, seed);
+                let (path, pkt) = walk_pkt(&net, &alg, (seed % 4) as u32, dst, seed);
                 assert!(path.len() <= bound);
                 let vcs: Vec<u8> = path.iter().map(|h| h.vc).collect();
                 assert!(vcs.windows(2).all(|w| w[0] <= w[1]), "{vcs:?}");
@@ -229,7 +235,7 @@ mod tests {
                     assert_eq!(globals, 2);
                     assert_eq!(path[0].vc, 0);
                     if bound == 6 {
-                        assert!(path.iter().any(|h| h.router == pkt.inter_router));
+                        assert!(path.iter().any(|h| h.router == super::super::valiant::hdr(&pkt).inter_router));
                     }
                 } else if dg != 0 {
                     min += 1;
@@ -247,13 +253,13 @@ mod tests {
         // 0 -> node 12 (router 3 of group 0), with the direct local port congested.
         let direct = net.topo.local_port(0, 3);
         net.set_used_credits(0, direct, 3, 8);
-        let mut alg = Ugal::to_router(Params::default());
-        let (path, pkt) = walk_pkt(&net, &mut alg, 0, 12, 1);
+        let alg = Ugal::to_router(Params::default());
+        let (path, pkt) = walk_pkt(&net, &alg, 0, 12, 1);
         assert!(!pkt.nonminimal && path.len() == 1);
         let adaptive = Params { intra_group: IntraGroup::Adaptive, ..Params::default() };
-        let mut alg = Ugal::to_router(adaptive);
+        let alg = Ugal::to_router(adaptive);
         for seed in 0..50 {
-            let (path, pkt) = walk_pkt(&net, &mut alg, 0, 12, seed);
+            let (path, pkt) = walk_pkt(&net, &alg, 0, 12, seed);
             assert!(pkt.nonminimal && path.len() == 2, "{path:?}");
             assert_eq!((path[0].vc, path[1].vc), (0, 3));
         }

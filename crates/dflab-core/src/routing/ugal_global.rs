@@ -28,8 +28,8 @@ use rand::Rng as _;
 
 use super::adaptive::route_intra_group;
 use super::paths::port_to_gateway;
-use super::valiant::{Layout, LAYOUT_G, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
-use super::{Hop, Rng, RouterView, Routing};
+use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_G, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
+use super::{Ctx, Hooks, Hop, NoMsg, OracleView, Rng, RouterView, Routing, VcCounts};
 use crate::config::{IntraGroup, RoutingConfig};
 use crate::network::Packet;
 use crate::topology::Topology;
@@ -38,21 +38,13 @@ const LAYOUT: Layout = LAYOUT_G;
 
 pub struct UgalGlobal {
     intra_group: IntraGroup,
-    /// Scratch: cost per intermediate group of the current decision.
-    costs: Vec<u32>,
-}
-
-/// Load of output `port` of `router`, read remotely.
-fn remote_port_load(view: &RouterView, router: u32, port: u16) -> u32 {
-    (0..view.vcs).map(|vc| view.remote_occupancy(router, port, vc)).sum()
 }
 
 /// The least-loaded global link from group `from` to group `to` (the first of equals).
-fn least_loaded_link(view: &RouterView, from: u32, to: u32) -> (u32, (u16, u16)) {
-    let topo = view.topo;
+fn least_loaded_link(oracle: &OracleView, topo: &Topology, from: u32, to: u32) -> (u32, (u16, u16)) {
     let mut best = (u32::MAX, (0, 0));
     for &(r, k) in topo.gateways(from, to) {
-        let load = remote_port_load(view, from * topo.a as u32 + r as u32, topo.first_global_port() + k);
+        let load = oracle.port_occupancy(from * topo.a as u32 + r as u32, topo.first_global_port() + k);
         if load < best.0 {
             best = (load, (r, k));
         }
@@ -61,52 +53,58 @@ fn least_loaded_link(view: &RouterView, from: u32, to: u32) -> (u32, (u16, u16))
 }
 
 impl UgalGlobal {
-    pub fn new(topo: &Topology, cfg: &RoutingConfig) -> UgalGlobal {
-        UgalGlobal { intra_group: cfg.intra_group, costs: vec![u32::MAX; topo.g] }
+    pub fn new(cfg: &RoutingConfig) -> UgalGlobal {
+        UgalGlobal { intra_group: cfg.intra_group }
     }
 
-    fn decide_at_source(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    fn decide_at_source(&self, view: &RouterView, oracle: &OracleView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         let topo = view.topo;
         let (src_group, dst_group) = (view.group, topo.group_of(pkt.dst_router));
-        pkt.phase = TO_DESTINATION;
+        hdr_mut(pkt).phase = TO_DESTINATION;
         if src_group == dst_group {
             let dst_index = topo.index_in_group(pkt.dst_router);
-            return route_intra_group(view, pkt, self.intra_group, LAYOUT.to_group, LAYOUT.destination, rng, |m, n| {
+            let (to_group, destination) = (LAYOUT.vc.to_group, LAYOUT.vc.destination);
+            return route_intra_group(view, pkt, self.intra_group, to_group, destination, rng, |m, n| {
                 let (mid, _) = topo.peer(view.router, n).expect("local ports are connected");
                 let onward = topo.local_port(topo.index_in_group(mid), dst_index);
-                view.port_occupancy(n) + remote_port_load(view, mid, onward) < view.port_occupancy(m)
+                view.port_occupancy(n) + oracle.port_occupancy(mid, onward) < view.port_occupancy(m)
             });
         }
-        let (direct, direct_link) = least_loaded_link(view, src_group, dst_group);
-        let mut best = u32::MAX;
-        for (i, cost) in self.costs.iter_mut().enumerate() {
-            let i = i as u32;
-            *cost = if i == src_group || i == dst_group {
+        let (direct, direct_link) = least_loaded_link(oracle, topo, src_group, dst_group);
+        // The cost of every intermediate group (recomputed when picking among ties: a function
+        // of the queues, which do not change during the decision).
+        let cost = |i: u32| {
+            if i == src_group || i == dst_group {
                 u32::MAX
             } else {
-                least_loaded_link(view, src_group, i).0 + least_loaded_link(view, i, dst_group).0
-            };
-            best = best.min(*cost);
-        }
+                least_loaded_link(oracle, topo, src_group, i).0 + least_loaded_link(oracle, topo, i, dst_group).0
+            }
+        };
+        let groups = topo.g as u32;
+        let best = (0..groups).map(cost).min().unwrap_or(u32::MAX);
         if best < direct {
-            let ties = self.costs.iter().filter(|&&c| c == best).count();
+            let ties = (0..groups).filter(|&i| cost(i) == best).count();
             let pick = rng.gen_range(0..ties);
-            let inter = (0..self.costs.len() as u32)
-                .filter(|&i| self.costs[i as usize] == best)
-                .nth(pick)
-                .expect("the best cost is attained by some group");
-            let (_, link) = least_loaded_link(view, src_group, inter);
-            pkt.inter_group = inter;
-            pkt.phase = TO_INTERMEDIATE_GROUP;
+            let inter =
+                (0..groups).filter(|&i| cost(i) == best).nth(pick).expect("the best cost is attained by some group");
+            let (_, link) = least_loaded_link(oracle, topo, src_group, inter);
+            let h = hdr_mut(pkt);
+            h.inter_group = inter;
+            h.phase = TO_INTERMEDIATE_GROUP;
             pkt.nonminimal = true;
-            return Hop { port: port_to_gateway(view, link), vc: LAYOUT.to_group };
+            return Hop { port: port_to_gateway(view, link), vc: LAYOUT.vc.to_group };
         }
-        Hop { port: port_to_gateway(view, direct_link), vc: LAYOUT.to_destination }
+        Hop { port: port_to_gateway(view, direct_link), vc: LAYOUT.vc.to_destination }
     }
 }
 
 impl Routing for UgalGlobal {
-    fn vcs(&self) -> usize {
+    type Header = ValiantHeader;
+    type RouterState = ();
+    type Msg = NoMsg;
+    const HOOKS: Hooks = Hooks::ORACLE;
+
+    fn vcs(&self) -> VcCounts {
         LAYOUT.vcs()
     }
 
@@ -114,11 +112,14 @@ impl Routing for UgalGlobal {
         LAYOUT.max_hops()
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        if view.is_source_router() && pkt.hops == 0 {
-            return self.decide_at_source(view, pkt, rng);
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        if cx.view.is_source_router() && pkt.hops == 0 {
+            let oracle = cx.oracle();
+            return self.decide_at_source(&cx.view, &oracle, pkt, cx.rng);
         }
-        LAYOUT.next_hop(view, pkt, rng)
+        LAYOUT.next_hop(&cx.view, pkt, cx.rng)
     }
 
     #[inline(always)]
@@ -130,7 +131,7 @@ impl Routing for UgalGlobal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk_pkt, Net};
+    use crate::routing::harness::{walk_pkt, Net};
     use crate::topology::LinkClass;
 
     /// A node of group 5; from node 0 the minimal path uses router 1's link to group 5, which
@@ -138,7 +139,8 @@ mod tests {
     const FAR: u32 = 5 * 32 + 6;
 
     fn alg(net: &Net) -> UgalGlobal {
-        UgalGlobal::new(&net.topo, &RoutingConfig::default())
+        let _ = net;
+        UgalGlobal::new(&RoutingConfig::default())
     }
 
     /// Put `flits` on every global link from group `from` to group `to`.
@@ -153,18 +155,18 @@ mod tests {
     #[test]
     fn remote_congestion_on_the_minimal_global_link_diverts() {
         let mut net = Net::new(4, 8, 4, 1);
-        let mut ugal = alg(&net);
+        let ugal = alg(&net);
         for seed in 0..50 {
-            assert!(!walk_pkt(&net, &mut ugal, 0, FAR, seed).1.nonminimal);
+            assert!(!walk_pkt(&net, &ugal, 0, FAR, seed).1.nonminimal);
         }
         // Router 1's link to group 5 holds 8 flits; every Valiant path costs 0.
         load_link(&mut net, 0, 5, 8);
         for seed in 0..200 {
-            let (path, pkt) = walk_pkt(&net, &mut ugal, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &ugal, 0, FAR, seed);
             assert!(pkt.nonminimal);
             assert!(path.len() <= 5);
             assert_eq!(path[0].vc, 0);
-            assert!(![0, 5].contains(&pkt.inter_group));
+            assert!(![0, 5].contains(&super::super::valiant::hdr(&pkt).inter_group));
         }
     }
 
@@ -179,14 +181,14 @@ mod tests {
             }
         }
         load_link(&mut net, 0, 5, 2);
-        let mut ugal = alg(&net);
+        let ugal = alg(&net);
         for seed in 0..100 {
-            let (path, pkt) = walk_pkt(&net, &mut ugal, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &ugal, 0, FAR, seed);
             assert!(!pkt.nonminimal);
             assert_eq!(path.iter().map(|h| h.vc).collect::<Vec<_>>(), [1, 1, 2]);
         }
         load_link(&mut net, 0, 5, 4);
-        assert!((0..100).all(|s| walk_pkt(&net, &mut ugal, 0, FAR, s).1.nonminimal));
+        assert!((0..100).all(|s| walk_pkt(&net, &ugal, 0, FAR, s).1.nonminimal));
     }
 
     #[test]
@@ -202,11 +204,11 @@ mod tests {
                 }
             }
         }
-        let mut ugal = alg(&net);
+        let ugal = alg(&net);
         for seed in 0..100 {
-            let (path, pkt) = walk_pkt(&net, &mut ugal, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &ugal, 0, FAR, seed);
             assert!(pkt.nonminimal);
-            assert_eq!(pkt.inter_group, 9);
+            assert_eq!(super::super::valiant::hdr(&pkt).inter_group, 9);
             let globals: Vec<u32> = path
                 .iter()
                 .filter(|h| net.topo.class_of_port(h.port) == LinkClass::Global)
@@ -220,10 +222,10 @@ mod tests {
     fn ties_between_intermediate_groups_are_drawn_uniformly() {
         let mut net = Net::new(4, 8, 4, 1);
         load_link(&mut net, 0, 5, 1);
-        let mut ugal = alg(&net);
+        let ugal = alg(&net);
         let mut seen = std::collections::HashSet::new();
         for seed in 0..2000 {
-            seen.insert(walk_pkt(&net, &mut ugal, 0, FAR, seed).1.inter_group);
+            seen.insert(walk_pkt(&net, &ugal, 0, FAR, seed).1.routing.get::<ValiantHeader>().inter_group);
         }
         assert_eq!(seen.len(), 31);
     }

@@ -28,8 +28,8 @@ use rand::Rng as _;
 
 use super::adaptive::{candidate_occupancy, draw_intermediate, route_intra_group, Params};
 use super::paths::{port_to_gateway, port_to_group};
-use super::valiant::{Layout, LAYOUT_N, TO_DESTINATION};
-use super::{Hop, Rng, RouterView, Routing};
+use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_N, TO_DESTINATION};
+use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
 use crate::config::RoutingConfig;
 use crate::network::Packet;
 use crate::topology::Topology;
@@ -124,33 +124,38 @@ impl UgalL {
 
     fn decide_at_source(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         let topo = view.topo;
-        pkt.phase = TO_DESTINATION;
+        hdr_mut(pkt).phase = TO_DESTINATION;
         if view.group == topo.group_of(pkt.dst_router) {
             let bias = self.bias;
             return route_intra_group(
                 view,
                 pkt,
                 self.params.intra_group,
-                LAYOUT.to_group,
-                LAYOUT.destination,
+                LAYOUT.vc.to_group,
+                LAYOUT.vc.destination,
                 rng,
                 |m, n| !minimal_wins(view.port_occupancy(m), 1, view.port_occupancy(n), 2, bias),
             );
         }
         let min = self.best_minimal(view, pkt, rng);
         if let Some((nm, ir)) = self.best_nonminimal(view, pkt, rng) {
-            let (q_m, q_nm) = candidate_occupancy(view, min.port, nm.port, LAYOUT.to_destination, LAYOUT.to_group);
+            let (q_m, q_nm) =
+                candidate_occupancy(view, min.port, nm.port, LAYOUT.vc.to_destination, LAYOUT.vc.to_group);
             if !minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias) {
                 LAYOUT.start_valiant(topo, pkt, ir);
-                return Hop { port: nm.port, vc: LAYOUT.to_group };
+                return Hop { port: nm.port, vc: LAYOUT.vc.to_group };
             }
         }
-        Hop { port: min.port, vc: LAYOUT.to_destination }
+        Hop { port: min.port, vc: LAYOUT.vc.to_destination }
     }
 }
 
 impl Routing for UgalL {
-    fn vcs(&self) -> usize {
+    type Header = ValiantHeader;
+    type RouterState = ();
+    type Msg = NoMsg;
+
+    fn vcs(&self) -> VcCounts {
         LAYOUT.vcs()
     }
 
@@ -158,11 +163,13 @@ impl Routing for UgalL {
         LAYOUT.max_hops()
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        if view.is_source_router() && pkt.hops == 0 {
-            return self.decide_at_source(view, pkt, rng);
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        if cx.view.is_source_router() && pkt.hops == 0 {
+            return self.decide_at_source(&cx.view, pkt, cx.rng);
         }
-        LAYOUT.next_hop(view, pkt, rng)
+        LAYOUT.next_hop(&cx.view, pkt, cx.rng)
     }
 
     #[inline(always)]
@@ -174,7 +181,7 @@ impl Routing for UgalL {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk_pkt, Net};
+    use crate::routing::harness::{walk_pkt, Net};
 
     const FAR: u32 = 5 * 32 + 6; // group 5, router index 1: minimal path 0 -> router 1 -> group 5
 
@@ -196,16 +203,16 @@ mod tests {
     #[test]
     fn empty_network_is_minimal_and_a_congested_minimal_port_diverts() {
         let mut net = Net::new(4, 8, 4, 1);
-        let mut alg = UgalL::new(&cfg(0.0, 1));
+        let alg = UgalL::new(&cfg(0.0, 1));
         for seed in 0..100 {
-            assert!(!walk_pkt(&net, &mut alg, 0, FAR, seed).1.nonminimal);
+            assert!(!walk_pkt(&net, &alg, 0, FAR, seed).1.nonminimal);
         }
         // 3 flits on the minimal local port (H_m = 3 when the link lands off router 1 of
         // group 5): 9 > 0 for every Valiant candidate on an empty port.
         let min_port = net.topo.local_port(0, 1);
         net.set_used_credits(0, min_port, 0, 3);
         for seed in 0..300 {
-            let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+            let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
             // Same port (intermediate behind router 1): per-VC, VC2 is empty -> minimal.
             assert_eq!(pkt.nonminimal, path[0].port != min_port, "seed {seed}");
         }
@@ -228,22 +235,22 @@ mod tests {
         // router have 2 to 6 hops.
         // q_m = 1, q_nm = 2: 3 < 2·H_nm for every H_nm >= 2, so always minimal.
         let (net, _) = loaded(1, 2);
-        let mut alg = UgalL::new(&cfg(0.0, 1));
+        let alg = UgalL::new(&cfg(0.0, 1));
         for seed in 0..300 {
-            assert!(!walk_pkt(&net, &mut alg, 0, FAR, seed).1.nonminimal, "seed {seed}");
+            assert!(!walk_pkt(&net, &alg, 0, FAR, seed).1.nonminimal, "seed {seed}");
         }
         // q_m = 2, q_nm = 1: minimal iff 6 <= H_nm + b. The unweighted reference rule would
         // keep every packet minimal (2 <= floor(2·1)); here Valiant paths of at most 5 hops
         // win, 6-hop ones lose, and a bias of 1 flit moves the cut to 4 hops.
         let (net, min_port) = loaded(2, 1);
         for (bias, longest) in [(0.0, 5), (1.0, 4)] {
-            let mut alg = UgalL::new(&cfg(bias, 1));
+            let alg = UgalL::new(&cfg(bias, 1));
             let (mut nonmin, mut min) = (0, 0);
             for seed in 0..1000 {
-                let (path, pkt) = walk_pkt(&net, &mut alg, 0, FAR, seed);
+                let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
                 if pkt.nonminimal {
-                    let h_nm =
-                        net.topo.min_hops(0, pkt.inter_router) + net.topo.min_hops(pkt.inter_router, pkt.dst_router);
+                    let ir = super::super::valiant::hdr(&pkt).inter_router;
+                    let h_nm = net.topo.min_hops(0, ir) + net.topo.min_hops(ir, pkt.dst_router);
                     assert_eq!(path.len() as u32, h_nm);
                     assert!(path.len() <= longest, "bias {bias}: {path:?}");
                     nonmin += 1;
@@ -268,12 +275,12 @@ mod tests {
                 net.set_used_credits(0, port, 0, if port == min_port { 12 } else { 6 });
             }
         }
-        let mut one = UgalL::new(&cfg(0.0, 1));
-        let mut eight = UgalL::new(&cfg(0.0, 8));
-        let share = |alg: &mut UgalL| {
+        let one = UgalL::new(&cfg(0.0, 1));
+        let eight = UgalL::new(&cfg(0.0, 8));
+        let share = |alg: &UgalL| {
             (0..500).filter(|&s| walk_pkt(&net, alg, 0, FAR, s).0[0].port == quiet).count() as f64 / 500.0
         };
-        let (s1, s8) = (share(&mut one), share(&mut eight));
+        let (s1, s8) = (share(&one), share(&eight));
         // One candidate lands behind router 7 with probability 4/31; the best of eight with
         // 1 - (27/31)^8 ≈ 0.67.
         assert!(s1 < 0.25 && s8 > 0.5, "{s1} {s8}");
@@ -293,9 +300,9 @@ mod tests {
         }
         let src = me * 4;
         let dst = 32 + 5;
-        let mut alg = UgalL::new(&RoutingConfig { min_candidates: 4, nonmin_candidates: 1, ..cfg(1000.0, 1) });
+        let alg = UgalL::new(&RoutingConfig { min_candidates: 4, nonmin_candidates: 1, ..cfg(1000.0, 1) });
         for seed in 0..100 {
-            let (path, pkt) = walk_pkt(&net, &mut alg, src, dst, seed);
+            let (path, pkt) = walk_pkt(&net, &alg, src, dst, seed);
             assert!(!pkt.nonminimal);
             assert_eq!(path[0].port, free);
         }

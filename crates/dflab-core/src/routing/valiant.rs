@@ -17,44 +17,70 @@
 //! The path after the source router is [`Layout::next_hop`]; the adaptive routings (UGALg,
 //! UGALn, UGAL-L, UGAL-G, PAR) reuse it with their own VC numbers once they have decided.
 
-use super::paths::{in_destination_group, port_to_group, port_to_router_id, random_intermediate_router};
-use super::{Hop, Rng, RouterView, Routing};
-use crate::network::Packet;
-use crate::topology::{FirstPort, Topology};
+use bytemuck::{Pod, Zeroable};
 
-/// Routing phases written in `Packet::phase` by every routing that follows a [`Layout`].
+use super::paths::{in_destination_group, port_to_group, port_to_router_id, random_intermediate_router};
+use super::vc::PhaseVcs;
+use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
+use crate::network::Packet;
+use crate::topology::{FirstPort, Topology, NONE};
+
+/// Routing phases written in [`ValiantHeader::phase`] by every routing that follows a
+/// [`Layout`].
 pub const TO_INTERMEDIATE_GROUP: u8 = 0;
 pub const TO_INTERMEDIATE_ROUTER: u8 = 1;
 pub const TO_DESTINATION: u8 = 2;
 
-/// The VC of each segment of a Valiant path. VCs only grow along a path, which is what makes
-/// the channel dependency graph acyclic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layout {
-    /// Valiant to a router (`Packet::inter_router` is visited) rather than to a group.
-    pub to_router: bool,
-    /// Source group up to and including the global hop into the intermediate group.
-    pub to_group: u8,
-    /// In the intermediate group, the local hop to the intermediate router.
-    pub to_inter_router: u8,
-    /// From the intermediate router (or group) to the destination group; also the minimal path
-    /// of the adaptive routings in the source group.
-    pub to_destination: u8,
-    /// Inside the destination group.
-    pub destination: u8,
+/// The per-packet fields of Valiant paths, shared by the UGAL family and PAR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct ValiantHeader {
+    /// Intermediate router (Valiant to a router) or NONE.
+    pub inter_router: u32,
+    /// Intermediate group or NONE.
+    pub inter_group: u32,
+    /// Where the packet is on its path (the constants above; PAR adds its own).
+    pub phase: u8,
+    pub _pad: [u8; 3],
 }
 
-/// VALn, UGALn and UGAL-L (qadaptive-reference.md §2 table).
+impl Default for ValiantHeader {
+    fn default() -> Self {
+        ValiantHeader { inter_router: NONE, inter_group: NONE, phase: 0, _pad: [0; 3] }
+    }
+}
+
+/// The packet's Valiant fields.
+#[inline(always)]
+pub fn hdr(pkt: &Packet) -> &ValiantHeader {
+    pkt.hdr()
+}
+
+/// The packet's Valiant fields, to write.
+#[inline(always)]
+pub fn hdr_mut(pkt: &mut Packet) -> &mut ValiantHeader {
+    pkt.hdr_mut()
+}
+
+/// A Valiant path: to a router or to a group, and its VC per segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Valiant to a router (`inter_router` is visited) rather than to a group.
+    pub to_router: bool,
+    pub vc: PhaseVcs,
+}
+
+/// VALn, UGALn and UGAL-L (the Q-adaptive reference code's 4-VC layout).
 pub const LAYOUT_N: Layout =
-    Layout { to_router: true, to_group: 0, to_inter_router: 1, to_destination: 2, destination: 3 };
+    Layout { to_router: true, vc: PhaseVcs { to_group: 0, to_inter_router: 1, to_destination: 2, destination: 3 } };
 
 /// VALg, UGALg and UGAL-G. `to_inter_router` is never used.
 pub const LAYOUT_G: Layout =
-    Layout { to_router: false, to_group: 0, to_inter_router: 0, to_destination: 1, destination: 2 };
+    Layout { to_router: false, vc: PhaseVcs { to_group: 0, to_inter_router: 0, to_destination: 1, destination: 2 } };
 
 impl Layout {
-    pub fn vcs(&self) -> usize {
-        self.destination as usize + 1
+    pub fn vcs(&self) -> VcCounts {
+        self.vc.vcs()
     }
 
     /// Router hops of the longest path: local, global, [local to the intermediate router,]
@@ -69,9 +95,10 @@ impl Layout {
 
     /// Commit `pkt` to the Valiant path through router `ir`.
     pub fn start_valiant(&self, topo: &Topology, pkt: &mut Packet, ir: u32) {
-        pkt.inter_group = topo.group_of(ir);
-        pkt.inter_router = ir;
-        pkt.phase = TO_INTERMEDIATE_GROUP;
+        let h = hdr_mut(pkt);
+        h.inter_group = topo.group_of(ir);
+        h.inter_router = ir;
+        h.phase = TO_INTERMEDIATE_GROUP;
         pkt.nonminimal = true;
     }
 
@@ -81,21 +108,22 @@ impl Layout {
         let topo = view.topo;
         let dst_group = topo.group_of(pkt.dst_router);
         if view.group == dst_group {
-            return in_destination_group(view, pkt, self.destination);
+            return in_destination_group(view, pkt, self.vc.destination);
         }
-        if pkt.phase == TO_INTERMEDIATE_GROUP {
-            if view.group != pkt.inter_group {
-                return Hop { port: port_to_group(view, pkt.inter_group, rng), vc: self.to_group };
+        let h = hdr_mut(pkt);
+        if h.phase == TO_INTERMEDIATE_GROUP {
+            if view.group != h.inter_group {
+                return Hop { port: port_to_group(view, h.inter_group, rng), vc: self.vc.to_group };
             }
-            pkt.phase = if self.to_router { TO_INTERMEDIATE_ROUTER } else { TO_DESTINATION };
+            h.phase = if self.to_router { TO_INTERMEDIATE_ROUTER } else { TO_DESTINATION };
         }
-        if pkt.phase == TO_INTERMEDIATE_ROUTER {
-            if view.router != pkt.inter_router {
-                return Hop { port: port_to_router_id(view, pkt.inter_router), vc: self.to_inter_router };
+        if h.phase == TO_INTERMEDIATE_ROUTER {
+            if view.router != h.inter_router {
+                return Hop { port: port_to_router_id(view, h.inter_router), vc: self.vc.to_inter_router };
             }
-            pkt.phase = TO_DESTINATION;
+            h.phase = TO_DESTINATION;
         }
-        Hop { port: port_to_group(view, dst_group, rng), vc: self.to_destination }
+        Hop { port: port_to_group(view, dst_group, rng), vc: self.vc.to_destination }
     }
 
     /// [`Layout::next_hop`] from the packet and the first-port table alone, without a view: the
@@ -111,28 +139,32 @@ impl Layout {
         let dst_group = topo.group_of(pkt.dst_router);
         let to_destination = match topo.first_port_to_group(router, dst_group) {
             FirstPort::OwnGroup => {
-                return Some(Hop { port: topo.local_port_to(router, pkt.dst_router, dst_group), vc: self.destination })
+                return Some(Hop {
+                    port: topo.local_port_to(router, pkt.dst_router, dst_group),
+                    vc: self.vc.destination,
+                })
             }
             FirstPort::Port(port) => port,
             FirstPort::Unknown => return None,
         };
-        if pkt.phase == TO_INTERMEDIATE_GROUP {
-            match topo.first_port_to_group(router, pkt.inter_group) {
-                FirstPort::Port(port) => return Some(Hop { port, vc: self.to_group }),
+        let h = hdr_mut(pkt);
+        if h.phase == TO_INTERMEDIATE_GROUP {
+            match topo.first_port_to_group(router, h.inter_group) {
+                FirstPort::Port(port) => return Some(Hop { port, vc: self.vc.to_group }),
                 FirstPort::Unknown => return None,
-                FirstPort::OwnGroup => pkt.phase = if self.to_router { TO_INTERMEDIATE_ROUTER } else { TO_DESTINATION },
+                FirstPort::OwnGroup => h.phase = if self.to_router { TO_INTERMEDIATE_ROUTER } else { TO_DESTINATION },
             }
         }
-        if pkt.phase == TO_INTERMEDIATE_ROUTER {
-            if router != pkt.inter_router {
+        if h.phase == TO_INTERMEDIATE_ROUTER {
+            if router != h.inter_router {
                 // `port_to_router_id`, with this router's index computed only here.
                 let index = topo.index_in_group(router);
-                let port = topo.local_port(index, index.wrapping_add(pkt.inter_router).wrapping_sub(router));
-                return Some(Hop { port, vc: self.to_inter_router });
+                let port = topo.local_port(index, index.wrapping_add(h.inter_router).wrapping_sub(router));
+                return Some(Hop { port, vc: self.vc.to_inter_router });
             }
-            pkt.phase = TO_DESTINATION;
+            h.phase = TO_DESTINATION;
         }
-        Some(Hop { port: to_destination, vc: self.to_destination })
+        Some(Hop { port: to_destination, vc: self.vc.to_destination })
     }
 
     /// [`Layout::table_next_hop`] for a routing whose only decision is made at the source router
@@ -151,17 +183,21 @@ pub struct Valiant {
 }
 
 impl Valiant {
-    pub fn to_router(_topo: &Topology) -> Valiant {
+    pub fn to_router() -> Valiant {
         Valiant { layout: LAYOUT_N }
     }
 
-    pub fn to_group(_topo: &Topology) -> Valiant {
+    pub fn to_group() -> Valiant {
         Valiant { layout: LAYOUT_G }
     }
 }
 
 impl Routing for Valiant {
-    fn vcs(&self) -> usize {
+    type Header = ValiantHeader;
+    type RouterState = ();
+    type Msg = NoMsg;
+
+    fn vcs(&self) -> VcCounts {
         self.layout.vcs()
     }
 
@@ -169,11 +205,14 @@ impl Routing for Valiant {
         self.layout.max_hops()
     }
 
-    fn route(&mut self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    fn router_state(&self, _topo: &Topology, _router: u32) {}
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        let (view, rng) = (&cx.view, &mut *cx.rng);
         let topo = view.topo;
         let dst_group = topo.group_of(pkt.dst_router);
         if view.is_source_router() && pkt.hops == 0 {
-            pkt.phase = TO_DESTINATION;
+            hdr_mut(pkt).phase = TO_DESTINATION;
             if view.group != dst_group {
                 if let Some(ir) = random_intermediate_router(view, view.group, dst_group, rng) {
                     self.layout.start_valiant(topo, pkt, ir);
@@ -192,16 +231,16 @@ impl Routing for Valiant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::testkit::{walk, Net};
+    use crate::routing::harness::{walk, Net};
     use crate::topology::LinkClass;
 
     #[test]
     fn valn_visits_the_intermediate_router_within_six_hops() {
         let net = Net::new(4, 8, 4, 1);
-        let mut alg = Valiant::to_router(&net.topo);
+        let alg = Valiant::to_router();
         let mut six = 0;
         for (i, (src, dst)) in net.sample_pairs(3000, 5).into_iter().enumerate() {
-            let (path, pkt) = crate::routing::testkit::walk_pkt(&net, &mut alg, src, dst, i as u64);
+            let (path, pkt) = crate::routing::harness::walk_pkt(&net, &alg, src, dst, i as u64);
             assert!(path.len() <= 6);
             six += (path.len() == 6) as u32;
             let (sg, dg) = (net.topo.group_of(net.topo.router_of_node(src)), net.topo.group_of(pkt.dst_router));
@@ -210,9 +249,10 @@ mod tests {
                 continue;
             }
             assert!(pkt.nonminimal);
-            assert!(pkt.inter_group != sg && pkt.inter_group != dg);
+            let h = hdr(&pkt);
+            assert!(h.inter_group != sg && h.inter_group != dg);
             // the packet is at the intermediate router after some hop (or arrives on it)
-            assert!(path.iter().any(|h| h.router == pkt.inter_router), "{src}->{dst}");
+            assert!(path.iter().any(|s| s.router == h.inter_router), "{src}->{dst}");
             // VCs never decrease along the path and follow the layout of the reference code
             let vcs: Vec<u8> = path.iter().map(|h| h.vc).collect();
             assert!(vcs.windows(2).all(|w| w[0] <= w[1]), "{vcs:?}");
@@ -238,15 +278,15 @@ mod tests {
     #[test]
     fn valg_goes_through_the_intermediate_group_within_five_hops() {
         let net = Net::new(4, 8, 4, 1);
-        let mut alg = Valiant::to_group(&net.topo);
+        let alg = Valiant::to_group();
         for (i, (src, dst)) in net.sample_pairs(3000, 6).into_iter().enumerate() {
-            let (path, pkt) = crate::routing::testkit::walk_pkt(&net, &mut alg, src, dst, i as u64);
+            let (path, pkt) = crate::routing::harness::walk_pkt(&net, &alg, src, dst, i as u64);
             assert!(path.len() <= 5);
             if pkt.nonminimal {
-                assert!(path.iter().any(|h| net.topo.group_of(h.router) == pkt.inter_group));
+                assert!(path.iter().any(|h| net.topo.group_of(h.router) == hdr(&pkt).inter_group));
                 assert!(path.iter().all(|h| h.vc <= 2));
             }
         }
-        assert_eq!(walk(&net, &mut alg, 0, 1, 0).len(), 0);
+        assert_eq!(walk(&net, &alg, 0, 1, 0).len(), 0);
     }
 }

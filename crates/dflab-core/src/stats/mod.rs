@@ -6,11 +6,15 @@
 //! *delivered* in the window (as the reference's post-processing of delivery logs does). Latency
 //! runs from generation (source queueing included); network latency from the NIC's send.
 
+pub mod probes;
+
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::network::Stamps;
 use crate::units::{ps_to_ns, ps_to_us, Time};
+
+pub use probes::{ProbeKind, ProbeResults, ProbeSpec, Probes};
 
 pub struct Stats {
     measure_start: Time,

@@ -1,0 +1,130 @@
+//! The fixed times of an experiment, derived once from its network parameters, and the event
+//! queue's lanes: one FIFO per distinct fixed delay (see `queue.rs`).
+
+use super::queue::{EventQueue, MAX_TIME};
+use crate::config::Experiment;
+use crate::error::{Error, Result};
+use crate::units::{ns_to_ps, ps_to_us, transfer_ps, us_to_ps, Time};
+
+/// Link class index: 0 host, 1 local, 2 global. Per-class arrays have a fourth, unused entry, so
+/// that an index masked with 3 needs no bounds check.
+pub type ClassTimes = [Time; 4];
+
+/// Every time of the model that is a constant of the experiment.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub packet_flits: u16,
+    /// `Some(packet_flits)` when every packet of the run has `packet_flits` flits (the
+    /// workload says so; synthetic traffic does): the router then checks buffer space and
+    /// credits without reading the packet. `None` for workloads with packets of several sizes
+    /// (the last packet of a message), whose sizes are read from the packets.
+    pub uniform_flits: Option<u16>,
+    /// Bytes of a packet (`flit_bytes · packet_flits`).
+    pub packet_bytes: u64,
+    /// Serialisation time of one packet per link class.
+    pub ser: ClassTimes,
+    /// Crossbar transfer time of one packet.
+    pub xfer: Time,
+    /// Output stage + host link: from the start of an ejection to delivery (plus serialisation).
+    pub eject_lat: Time,
+    /// Credit (and control message) latency per link class: output + link + input latency
+    /// (the NIC's: link + input).
+    pub credit_lat: ClassTimes,
+    /// From the start of a packet on a link to its availability downstream, per class:
+    /// serialisation + output + link + input latency (the NIC's: no output stage).
+    pub link: ClassTimes,
+    /// Buffer capacities in flits.
+    pub in_cap: u32,
+    pub out_cap: u32,
+    /// Start and end of the measurement window.
+    pub warm: Time,
+    pub end: Time,
+    pub watchdog: Time,
+}
+
+impl Timing {
+    pub fn derive(cfg: &Experiment) -> Result<Timing> {
+        let n = &cfg.network;
+        let flit_bytes = n.flit_bytes as u64;
+        let warm = us_to_ps(cfg.run.warmup_us);
+        let end = warm + us_to_ps(cfg.run.measure_us);
+        if end > MAX_TIME {
+            return Err(Error::config(
+                "run",
+                format!(
+                    "warmup_us + measure_us is {:.0} us; allowed: at most {:.0} us",
+                    ps_to_us(end),
+                    ps_to_us(MAX_TIME)
+                ),
+            ));
+        }
+        let f = n.packet_flits as Time;
+        let ser_flit = [
+            transfer_ps(flit_bytes, n.host_bw_gbps),
+            transfer_ps(flit_bytes, n.local_bw_gbps),
+            transfer_ps(flit_bytes, n.global_bw_gbps),
+        ];
+        let link_lat = [ns_to_ps(n.host_latency_ns), ns_to_ps(n.local_latency_ns), ns_to_ps(n.global_latency_ns)];
+        let (in_lat, out_lat) = (ns_to_ps(n.input_latency_ns), ns_to_ps(n.output_latency_ns));
+        let ser = |c: usize| f * ser_flit[c];
+        Ok(Timing {
+            packet_flits: n.packet_flits as u16,
+            uniform_flits: Some(n.packet_flits as u16),
+            packet_bytes: flit_bytes * f,
+            ser: [ser(0), ser(1), ser(2), 0],
+            xfer: f * transfer_ps(flit_bytes, n.xbar_bw_gbps),
+            eject_lat: out_lat + link_lat[0],
+            credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat, 0],
+            link: [
+                ser(0) + link_lat[0] + in_lat,
+                ser(1) + out_lat + link_lat[1] + in_lat,
+                ser(2) + out_lat + link_lat[2] + in_lat,
+                0,
+            ],
+            in_cap: n.input_buffer_flits,
+            out_cap: n.output_buffer_flits,
+            warm,
+            end,
+            watchdog: us_to_ps(cfg.run.watchdog_us),
+        })
+    }
+}
+
+/// The FIFO lanes of the fixed delays of the model. Registration order fixes which lane comes
+/// first among events at the same time (see `queue.rs`), so it is part of the model's order.
+pub struct Lanes {
+    pub xbar: usize,
+    pub nic_credit: usize,
+    pub nic_arrive: usize,
+    pub nic_wake: usize,
+    /// The workload's own fixed delays, in the order it declared them.
+    pub workload: Vec<usize>,
+    /// Credit latency per link class, as wake-ups of a sender blocked on credits, and control
+    /// messages over a link.
+    pub credit: [usize; 4],
+    pub arrive: [usize; 4],
+    pub port_wake: [usize; 4],
+    /// Crossbar transfer plus link: the fast path straight through an idle output port.
+    pub arrive_through: [usize; 4],
+}
+
+impl Lanes {
+    pub fn register(q: &mut EventQueue, t: &Timing, workload_delays: &[Time]) -> Lanes {
+        let xbar = q.channel(t.xfer);
+        let nic_credit = q.channel(t.credit_lat[0]);
+        let nic_arrive = q.channel(t.link[0]);
+        let nic_wake = q.channel(t.ser[0]);
+        let workload = workload_delays.iter().map(|&d| q.channel(d)).collect();
+        Lanes {
+            xbar,
+            nic_credit,
+            nic_arrive,
+            nic_wake,
+            workload,
+            credit: [0, q.channel(t.credit_lat[1]), q.channel(t.credit_lat[2]), 0],
+            arrive: [0, q.channel(t.link[1]), q.channel(t.link[2]), 0],
+            port_wake: [q.channel(t.ser[0]), q.channel(t.ser[1]), q.channel(t.ser[2]), 0],
+            arrive_through: [0, q.channel(t.xfer + t.link[1]), q.channel(t.xfer + t.link[2]), 0],
+        }
+    }
+}

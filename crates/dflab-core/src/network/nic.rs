@@ -1,0 +1,161 @@
+//! The NICs: each node's source queue and its injection link into its router. A NIC sends the
+//! packet at the head of its source queue when its link is free and the router's input buffer
+//! has credits for the whole packet; a packet's latency counts from its generation (source
+//! queueing included), its network latency from this send.
+
+use std::collections::VecDeque;
+
+use crate::engine::core::Core;
+use crate::engine::event::Event;
+use crate::network::{CreditLedger, Packet, PacketId};
+
+/// One NIC's state, small enough that four share a cache line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NicState {
+    /// The link is busy sending until then.
+    pub busy: u64,
+    /// Packets in the source queue (`queue[node].len()`), here so that a send from an idle NIC
+    /// reads no other line.
+    pub queued: u32,
+    /// A NicWake event is pending.
+    pub wake: bool,
+    /// The NIC waits for credits and no return is on its way: the next return must wake it.
+    pub blocked: bool,
+    /// The workload waits for room in this source queue: the next packet that leaves it is
+    /// reported to the workload ([`crate::workload::Workload::on_source_space`]).
+    pub notify: bool,
+}
+
+pub struct Nics {
+    pub queue: Vec<VecDeque<PacketId>>,
+    /// Free credits of each injection link (the router's host-port input buffer).
+    pub credits: CreditLedger,
+    pub state: Vec<NicState>,
+}
+
+impl Nics {
+    pub fn new(nodes: usize, in_cap: u32) -> Nics {
+        Nics {
+            queue: vec![VecDeque::new(); nodes],
+            credits: CreditLedger::new(nodes, in_cap),
+            state: vec![NicState::default(); nodes],
+        }
+    }
+}
+
+impl Core {
+    /// A new packet `pkt` of node `src` enters its NIC now: an idle NIC with credits sends it at
+    /// once (what `nic_try_send` does with a queue of one), otherwise it joins the source
+    /// queue. Returns whether the workload asked to hear of room in this source queue and a
+    /// packet just left it (the caller tells the workload).
+    #[inline(always)]
+    pub fn nic_submit(&mut self, src: u32, pkt: Packet) -> bool {
+        let n = src as usize;
+        let now = self.now;
+        let flits = pkt.flits as u32;
+        let st = &mut self.nic.state[n];
+        let send = st.queued == 0 && st.busy <= now && self.nic.credits.covers(n, now, flits);
+        if send {
+            let resume = std::mem::take(&mut st.notify);
+            st.busy = now + self.t.ser[0];
+            let id = self.pkts.alloc(pkt, now, now);
+            self.nic_departs(src, id);
+            resume
+        } else {
+            let id = self.pkts.alloc(pkt, now, 0);
+            self.acct.in_source += 1;
+            st.queued += 1;
+            self.nic.queue[n].push_back(id);
+            self.nic_try_send(src)
+        }
+    }
+
+    /// Send the head of the source queue of `node` if the NIC is free and has credits, or make
+    /// sure it wakes when it can. Returns what [`Core::nic_submit`] returns.
+    pub fn nic_try_send(&mut self, node: u32) -> bool {
+        let n = node as usize;
+        let now = self.now;
+        let st = self.nic.state[n];
+        if st.busy > now {
+            if !st.wake && !self.nic.queue[n].is_empty() {
+                self.nic.state[n].wake = true;
+                // Arbitrary delay: goes to the timer wheel, not to a lane.
+                self.q.at(st.busy, Event::NicWake { node });
+            }
+            return false;
+        }
+        let Some(&id) = self.nic.queue[n].front() else {
+            return false;
+        };
+        let flits = self.flits_of(id);
+        if !self.nic.credits.covers(n, now, flits) {
+            match self.nic.credits.next_return(n) {
+                Some(t) if !st.wake => {
+                    self.nic.state[n].wake = true;
+                    self.q.at(t, Event::NicWake { node });
+                }
+                Some(_) => {}
+                None => self.nic.state[n].blocked = true,
+            }
+            return false;
+        }
+        let queue = &mut self.nic.queue[n];
+        queue.pop_front();
+        let more = !queue.is_empty();
+        self.nic.state[n].queued -= 1;
+        self.acct.in_source -= 1;
+        self.pkts.set_injected(id, now);
+        self.send_from_nic(node, id, more)
+    }
+
+    /// The NIC of `node`, idle with credits for it, sends packet `id` (taken from its source
+    /// queue, which holds more packets if `more`).
+    #[inline(always)]
+    fn send_from_nic(&mut self, node: u32, id: PacketId, more: bool) -> bool {
+        let st = &mut self.nic.state[node as usize];
+        let resume = std::mem::take(&mut st.notify);
+        st.busy = self.now + self.t.ser[0];
+        // The queue's next packet waits for the link: wake the NIC when it is free.
+        let wake = more && !st.wake;
+        st.wake |= wake;
+        self.nic_departs(node, id);
+        if wake {
+            self.q.push(self.lanes.nic_wake, Event::NicWake { node });
+        }
+        resume
+    }
+
+    /// Packet `id` leaves the NIC of `node` for its router (the NIC's own state is updated by
+    /// the caller).
+    #[inline(always)]
+    fn nic_departs(&mut self, node: u32, id: PacketId) {
+        let n = node as usize;
+        let flits = self.flits_of(id);
+        self.nic.credits.take(n, flits);
+        if self.acct.in_network == 0 {
+            self.acct.last_progress = self.now;
+        }
+        self.acct.in_network += 1;
+        if self.check.on {
+            self.check.nic_inflight_flits[n] += flits;
+        }
+        let router = self.topo.router_of_node(node);
+        let port = self.topo.host_port_of_node(node);
+        let pi = router * self.topo.radix as u32 + port as u32;
+        self.q.push(self.lanes.nic_arrive, Event::Arrive { router, port, vc: 0, pkt: id, pi });
+    }
+
+    /// `flits` credits of the injection link of `node` start back to its NIC now; a NIC
+    /// blocked on credits is woken when they arrive.
+    #[inline(always)]
+    pub fn nic_credit_return(&mut self, node: usize, flits: u32) {
+        let at = self.now + self.t.credit_lat[0];
+        self.nic.credits.give_back(node, self.now, at, flits);
+        let st = &mut self.nic.state[node];
+        if st.blocked && !st.wake {
+            st.blocked = false;
+            st.wake = true;
+            self.q.push(self.lanes.nic_credit, Event::NicWake { node: node as u32 });
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! A router hop: arrival in an input buffer, routing at the head of the input VC, the output
+//! stage (round robin over the VCs whose head has downstream credits for the whole packet),
+//! credit return, and delivery at the destination node. The crossbar is in `arbiter.rs`.
+
+use super::fabric::{request, InPort};
+use crate::engine::event::Event;
+use crate::engine::prefetch::HopHint;
+use crate::engine::sim::{ctx, Fallible, Simulation};
+use crate::error::{Error, Result};
+use crate::network::PacketId;
+use crate::routing::{Hooks, Hop, RouterView, Routing};
+use crate::units::Time;
+
+impl<R: Routing> Simulation<R> {
+    /// Packet `id` arrives at input (`port`, `vc`) of `router`; `pi` is the port's index.
+    /// `hint`: the packet's hop here, if the near prefetch stage found it (see `HopHint`).
+    pub(crate) fn on_arrive(
+        &mut self,
+        router: u32,
+        port: u16,
+        vc: u8,
+        id: PacketId,
+        pi: usize,
+        hint: HopHint,
+    ) -> Fallible {
+        debug_assert_eq!(pi, self.fab.pidx(router, port));
+        let qi = pi * self.fab.vcs + vc as usize;
+        let host = self.core.topo.is_host_port(port);
+        // The input port's line, read once for this handler and the grant (routing reads no
+        // port line).
+        let inp = InPort::of(&self.fab.ports[pi]);
+        if R::HOOKS.has(Hooks::ARRIVE) {
+            self.rt.alg.on_arrive(&mut ctx!(self, router, port), self.core.pkts.get_mut(id));
+            self.flush_outbox(router, port);
+        }
+        // One lookup of the packet for everything this hop reads and writes in it.
+        let (flits, at_dst) = {
+            let first_global = self.core.topo.first_global_port();
+            let pkt = self.core.pkts.get_mut(id);
+            pkt.arrival = self.core.now;
+            if !host {
+                pkt.hops += 1;
+                pkt.global_hops += (port >= first_global) as u8;
+            }
+            (pkt.flits as u32, pkt.dst_router == router)
+        };
+        if at_dst {
+            self.core.pkts.prefetch_stamps(id); // read when it is delivered
+        }
+        if self.core.check.on {
+            if host {
+                self.core.check.nic_inflight_flits[router as usize * self.core.topo.p + port as usize] -= flits;
+            } else {
+                let (ur, up) = inp.peer;
+                let ui = self.fab.qidx(ur, up, vc as usize);
+                self.core.check.inflight_flits[ui] -= flits;
+            }
+        }
+        if self.fab.wait_len[router as usize] == 0 {
+            // Idle router (the common case below saturation). Every non-empty input VC has its
+            // head's request in the list (checked with `run.check`), so with no request waiting
+            // every input VC is empty: the packet is the only request and fits its buffer. It is
+            // routed and offered the crossbar at once, without passing through the input queue
+            // and the request list, and without reading the queue's state (an L2 miss on most
+            // arrivals when the network's state outgrows the cache). Same decisions and timing
+            // as the general path below (queue, request, arbitrate a list of one), fewer steps.
+            debug_assert!(self.fab.inq.is_empty(qi));
+            let hop = self.route(router, port, id, hint)?;
+            let e = request(port, vc, hop);
+            let refused = self.grant(router, e, pi, inp, id, false)?;
+            if let Some(refused) = refused.refused() {
+                self.fab.inq.push(qi, id, flits);
+                let e = self.reroute(router, e, id)?.unwrap_or(e);
+                self.fab.push_request(router, e);
+                if let Some(t) = refused {
+                    self.wake_arbiter(router, t);
+                }
+            }
+            return Ok(());
+        }
+        if self.fab.inq.flits(qi) + flits > self.core.t.in_cap {
+            return Err(Error::Invariant(format!(
+                "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {} flits)",
+                self.fab.inq.flits(qi),
+                self.core.t.in_cap
+            ))
+            .into());
+        }
+        if !self.fab.inq.push(qi, id, flits) {
+            return Err(Error::Invariant(format!("input queue of router {router} port {port} VC {vc} is full")).into());
+        }
+        if self.fab.inq.len(qi) == 1 {
+            let hop = self.route(router, port, id, hint)?;
+            self.fab.push_request(router, request(port, vc, hop));
+            self.on_arbitrate(router, false)?;
+        }
+        Ok(())
+    }
+
+    /// Route the packet that just became the head of input (port, vc) and file its crossbar
+    /// request.
+    pub(crate) fn route_head(&mut self, router: u32, in_port: u16, vc: usize, id: PacketId) -> Fallible {
+        let hop = self.route(router, in_port, id, HopHint::NONE)?;
+        self.fab.push_request(router, request(in_port, vc as u8, hop));
+        Ok(())
+    }
+
+    /// Ask the routing for the output of packet `id` at the head of input (port, vc), check the
+    /// choice and record it in the packet. `hint`: the hop the near prefetch stage found for
+    /// this packet at this router (a pure table hop), used instead of finding it again.
+    #[inline(always)]
+    pub(crate) fn route(&mut self, router: u32, in_port: u16, id: PacketId, hint: HopHint) -> Result<Hop> {
+        // Most hops come from the first-port table: no view, no congestion read (MIN, and the
+        // Valiant and UGAL families after their source router).
+        let hinted = if R::PREDICTION_IS_ROUTE { hint.for_packet(id) } else { None };
+        let table_hop = match hinted {
+            Some(hop) => {
+                debug_assert_eq!(
+                    Some(hop),
+                    self.rt.alg.route_without_view(
+                        &self.core.topo,
+                        router,
+                        in_port,
+                        &mut self.core.pkts.get(id).clone()
+                    )
+                );
+                Some(hop)
+            }
+            None => self.rt.alg.route_without_view(&self.core.topo, router, in_port, self.core.pkts.get_mut(id)),
+        };
+        let Hop { port, vc: out_vc } = match table_hop {
+            Some(hop) => hop,
+            None => self.route_with_view(router, in_port, id),
+        };
+        self.check_hop(router, id, Hop { port, vc: out_vc })
+    }
+
+    /// Record hop `hop` chosen for packet `id` at `router` in the packet after checking it
+    /// against the routing's declared bounds; returns the hop as recorded (a VC above a forced
+    /// `routing.vcs` folded onto the top VC).
+    #[inline(always)]
+    pub(crate) fn check_hop(&mut self, router: u32, id: PacketId, hop: Hop) -> Result<Hop> {
+        let Hop { port, vc: out_vc } = hop;
+        let (p, radix, max_hops) = (self.core.topo.p, self.fab.radix, self.rt.max_hops);
+        let pkt = self.core.pkts.get_mut(id);
+        pkt.out_port = port;
+        // A forced `routing.vcs` below the algorithm's need folds the upper VCs together.
+        pkt.out_vc = out_vc.min(self.rt.top_vc);
+        let recorded = Hop { port, vc: pkt.out_vc };
+        // The hop bound: a VC the routing declares; ejection only at the destination node's port;
+        // otherwise a router-to-router port, within the declared number of hops.
+        let ok = (out_vc as usize) < self.rt.alg_vcs
+            && if (port as usize) < p {
+                router as usize * p + port as usize == pkt.dst as usize
+            } else {
+                (port as usize) < radix && (pkt.hops as u32) < max_hops
+            };
+        if !ok {
+            return Err(self.bad_route(router, id, port, out_vc));
+        }
+        Ok(recorded)
+    }
+
+    /// The routing's choice for packet `id` through a full context (out of line, so that the
+    /// table hops of [`Simulation::route`] save few registers).
+    #[inline(never)]
+    fn route_with_view(&mut self, router: u32, in_port: u16, id: PacketId) -> Hop {
+        let hop = self.rt.alg.route(&mut ctx!(self, router, in_port), self.core.pkts.get_mut(id));
+        self.flush_outbox(router, in_port);
+        hop
+    }
+
+    /// The error for a route that [`Simulation::route`] refused (kept out of the hot path: the
+    /// message formatting made every call save more registers).
+    #[cold]
+    #[inline(never)]
+    fn bad_route(&self, router: u32, id: PacketId, port: u16, out_vc: u8) -> Error {
+        let pkt = self.core.pkts.get(id);
+        let (radix, alg_vcs) = (self.fab.radix, self.rt.alg_vcs);
+        Error::Invariant(if out_vc as usize >= alg_vcs {
+            format!(
+                "{} chose VC {out_vc} at router {router} but declares {alg_vcs} VCs",
+                self.core.cfg.routing.algorithm
+            )
+        } else if port as usize >= radix {
+            format!("router {router} routed to port {port} of radix {radix}")
+        } else if self.core.topo.is_host_port(port) {
+            format!("packet for node {} ejected at router {router} port {port}", pkt.dst)
+        } else {
+            format!(
+                "hop bound: packet {}->{} would take hop {} (> {}) at router {router}",
+                pkt.src,
+                pkt.dst,
+                pkt.hops + 1,
+                self.rt.max_hops
+            )
+        })
+    }
+
+    /// Wake output `port` at `at` (none may be pending). Arbitrary delay: the timer wheel.
+    fn schedule_port_wake(&mut self, router: u32, port: u16, at: Time) {
+        let pi = self.fab.pidx(router, port);
+        self.fab.ports[pi].wake = true;
+        self.fab.ports[pi].wake_at = at;
+        self.core.q.at(at, Event::PortWake { router, port, pi: pi as u32 });
+    }
+
+    pub(crate) fn on_xbar_done(&mut self, router: u32, port: u16, vc: u8, id: PacketId) -> Fallible {
+        let qi = self.fab.qidx(router, port, vc as usize);
+        let flits = self.core.flits_of(id);
+        let pushed = self.fab.outq.push(qi, id, flits);
+        debug_assert!(pushed, "output space was reserved at grant");
+        let pi = self.fab.pidx(router, port);
+        self.fab.ports[pi].queued += 1;
+        if self.fab.wait_len[router as usize] > 0 {
+            self.on_arbitrate(router, false)?;
+        }
+        self.try_send(router, port, pi, false)
+    }
+
+    /// Output arbitration: round robin over VCs whose head packet fits the downstream credits.
+    /// `pi` is the port's index; `woken`: called for this port's PortWake, whose pending flag it
+    /// clears.
+    ///
+    /// The port's line is borrowed once for the whole call, beside the queues and credits
+    /// (disjoint fields), and the port's VC queues are scanned as one slice.
+    pub(crate) fn try_send(&mut self, router: u32, port: u16, pi: usize, woken: bool) -> Fallible {
+        debug_assert_eq!(pi, self.fab.pidx(router, port));
+        let now = self.core.now;
+        let vcs = self.fab.vcs;
+        let st = &mut self.fab.ports[pi];
+        if woken {
+            st.wake = false;
+        }
+        if st.busy > now {
+            if !st.wake && st.queued > 0 {
+                let at = st.busy;
+                st.wake = true;
+                st.wake_at = at;
+                self.core.q.at(at, Event::PortWake { router, port, pi: pi as u32 });
+            }
+            return Ok(());
+        }
+        if st.queued == 0 {
+            return Ok(());
+        }
+        let class = st.class as usize & 3;
+        let host = class == 0;
+        let qb = pi * vcs;
+        // With packets of one size, the heads need not be loaded to check credits.
+        let (uniform, pkts) = (self.core.t.uniform_flits, &self.core.pkts);
+        let credits = &mut self.fab.credits;
+        let chosen = self.fab.outq.pop_rr(qb, vcs, st.rr as usize, |q, head| {
+            let flits = uniform.map_or_else(|| pkts.get(head).flits as u32, |f| f as u32);
+            (host || credits.covers(q, now, flits)).then_some(flits)
+        });
+        let Some((vc, id, flits)) = chosen else {
+            self.send_blocked(router, port);
+            return Ok(());
+        };
+        let qi = qb + vc;
+        // Only a buffer that had no room for another packet can have blocked a crossbar request.
+        let was_full = self.fab.credits.leave_out(qi, flits, self.core.t.out_cap, !host);
+        let ser = self.core.t.ser[class];
+        st.queued -= 1;
+        st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
+        st.busy = now + ser;
+        let ((pr, pp), c) = (st.peer, st.peer_port);
+        // At most one pending wake per port: a send triggered by a credit or the crossbar while
+        // a wake is pending must not add a second one (they would multiply under saturation).
+        let wake = st.queued > 0 && !st.wake;
+        if wake {
+            st.wake = true;
+            st.wake_at = now + ser;
+        }
+        if host {
+            self.deliver(id, now + ser + self.core.t.eject_lat);
+        } else {
+            if self.core.check.on {
+                self.core.check.inflight_flits[qi] += flits;
+            }
+            let ev = Event::Arrive { router: pr, port: pp, vc: vc as u8, pkt: id, pi: c };
+            self.core.q.push(self.core.lanes.arrive[class], ev);
+        }
+        if wake {
+            self.core.q.push(self.core.lanes.port_wake[class], Event::PortWake { router, port, pi: pi as u32 });
+        }
+        if was_full && self.fab.wait_len[router as usize] > 0 {
+            self.on_arbitrate(router, true)?; // output buffer space was freed
+        }
+        Ok(())
+    }
+
+    /// Every head packet of output `port` waits for credits: wake the port at the earliest
+    /// return on its way, or mark it so that the next return wakes it.
+    #[inline(never)]
+    fn send_blocked(&mut self, router: u32, port: u16) {
+        let pi = self.fab.pidx(router, port);
+        let vcs = self.fab.vcs;
+        let next = (0..vcs)
+            .filter(|&v| !self.fab.outq.is_empty(pi * vcs + v))
+            .filter_map(|v| self.fab.credits.next_return(pi * vcs + v))
+            .min();
+        match next {
+            Some(t) if !self.fab.ports[pi].wake => self.schedule_port_wake(router, port, t),
+            Some(_) => {}
+            None => {
+                for v in 0..vcs {
+                    self.fab.credits.set_watched(pi * vcs + v, true);
+                }
+            }
+        }
+    }
+
+    /// The packet left input (port, vc): its credits travel back upstream. They are recorded
+    /// with their arrival time; only a sender blocked on credits gets a wake-up event.
+    /// `class`, `peer` and `peer_queues` are those of the input port's line.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn return_credit(
+        &mut self,
+        router: u32,
+        in_port: u16,
+        vc: usize,
+        flits: u32,
+        class: usize,
+        peer: (u32, u16),
+        peer_queues: u32,
+    ) {
+        if class == 0 {
+            let node = router as usize * self.core.topo.p + in_port as usize;
+            self.core.nic_credit_return(node, flits);
+        } else {
+            let (ur, up) = peer;
+            let uq = peer_queues as usize + vc;
+            let now = self.core.now;
+            let at = now + self.core.t.credit_lat[class];
+            if self.fab.credits.give_back(uq, now, at, flits) {
+                // The upstream port waits for credits: wake it when this return arrives.
+                let upi = self.fab.pidx(ur, up);
+                let vcs = self.fab.vcs;
+                let st = &mut self.fab.ports[upi];
+                if !st.wake {
+                    st.wake = true;
+                    st.wake_at = at;
+                    for v in 0..vcs {
+                        self.fab.credits.set_watched(upi * vcs + v, false);
+                    }
+                    let ev = Event::PortWake { router: ur, port: up, pi: upi as u32 };
+                    self.core.q.push(self.core.lanes.credit[class], ev);
+                }
+            }
+        }
+    }
+
+    /// The packet started on its ejection link and reaches its node at `at`: record it now
+    /// (no event needed), unless that is past the end of the run.
+    pub(crate) fn deliver(&mut self, id: PacketId, at: Time) {
+        if R::HOOKS.has(Hooks::DELIVER) {
+            let (router, port) = {
+                let p = self.core.pkts.get(id);
+                (p.dst_router, p.out_port)
+            };
+            self.rt.alg.on_deliver(&mut ctx!(self, router, port), self.core.pkts.get(id));
+            self.flush_outbox(router, port);
+        }
+        if self.core.record_delivery(id, at) {
+            self.delivered(id, at);
+        }
+    }
+
+    /// A view of `router`'s congestion as its routing sees it (for tools and tests).
+    pub fn router_view(&self, router: u32, in_port: u16) -> RouterView<'_> {
+        RouterView::new(&self.core.topo, router, in_port, self.core.now, self.fab.vcs, &self.fab.credits)
+    }
+}

@@ -1,0 +1,145 @@
+//! Named probes: counters that routings and workloads declare and write (ACOR's blocked
+//! injection attempts, UGAL-LE's contended decisions, a workload's messages), reported with
+//! the results under their names without touching the engine's fixed statistics.
+//!
+//! A probe counts what happens during the measurement window, as the summary does. Its kind
+//! says how it is reported: one total, one total per router, or one total per window (a
+//! series column).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::units::Time;
+
+/// How a probe is kept and reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// One number for the run.
+    Total,
+    /// One number per router.
+    PerRouter,
+    /// One number per window of the per-window series (all windows, warm-up included).
+    Series,
+}
+
+/// A probe as its owner declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbeSpec {
+    /// The name results carry it under (snake_case, unique among the run's probes).
+    pub name: String,
+    pub kind: ProbeKind,
+    /// What it counts, for users (units included).
+    pub help: String,
+}
+
+impl ProbeSpec {
+    pub fn new(name: &str, kind: ProbeKind, help: &str) -> ProbeSpec {
+        ProbeSpec { name: name.into(), kind, help: help.into() }
+    }
+}
+
+/// The probes of one run and their counts.
+pub struct Probes {
+    specs: Vec<ProbeSpec>,
+    /// Per probe: its counts (1 for a total, one per router, one per window).
+    counts: Vec<Vec<u64>>,
+    measure_start: Time,
+    measure_end: Time,
+    window: Time,
+}
+
+/// Probe counts as results carry them, by probe name.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct ProbeResults {
+    pub totals: BTreeMap<String, u64>,
+    pub per_router: BTreeMap<String, Vec<u64>>,
+    pub series: BTreeMap<String, Vec<u64>>,
+}
+
+impl Probes {
+    /// Probes `specs` for a run of `routers` routers whose measurement window is
+    /// `[measure_start, measure_end)` and whose series has windows of `window` ps.
+    pub fn new(specs: Vec<ProbeSpec>, routers: usize, measure_start: Time, measure_end: Time, window: Time) -> Probes {
+        let windows = measure_end.div_ceil(window.max(1)) as usize;
+        let counts = specs
+            .iter()
+            .map(|s| match s.kind {
+                ProbeKind::Total => vec![0],
+                ProbeKind::PerRouter => vec![0; routers],
+                ProbeKind::Series => vec![0; windows],
+            })
+            .collect();
+        Probes { specs, counts, measure_start, measure_end, window: window.max(1) }
+    }
+
+    /// No probes (tests, tools).
+    pub fn none() -> Probes {
+        Probes::new(Vec::new(), 0, 0, 0, 1)
+    }
+
+    pub fn specs(&self) -> &[ProbeSpec] {
+        &self.specs
+    }
+
+    /// Add `n` to probe `probe` for `router` at `now`.
+    #[inline]
+    pub fn add(&mut self, probe: usize, router: u32, now: Time, n: u64) {
+        let spec = &self.specs[probe];
+        let counts = &mut self.counts[probe];
+        match spec.kind {
+            ProbeKind::Series => {
+                if let Some(c) = counts.get_mut((now / self.window) as usize) {
+                    *c += n;
+                }
+            }
+            _ if now < self.measure_start || now >= self.measure_end => {}
+            ProbeKind::Total => counts[0] += n,
+            ProbeKind::PerRouter => counts[router as usize] += n,
+        }
+    }
+
+    pub fn results(&self) -> ProbeResults {
+        let mut out = ProbeResults::default();
+        for (spec, counts) in self.specs.iter().zip(&self.counts) {
+            let name = spec.name.clone();
+            match spec.kind {
+                ProbeKind::Total => {
+                    out.totals.insert(name, counts[0]);
+                }
+                ProbeKind::PerRouter => {
+                    out.per_router.insert(name, counts.clone());
+                }
+                ProbeKind::Series => {
+                    out.series.insert(name, counts.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_count_in_the_measurement_window_by_kind() {
+        let specs = vec![
+            ProbeSpec::new("a", ProbeKind::Total, ""),
+            ProbeSpec::new("b", ProbeKind::PerRouter, ""),
+            ProbeSpec::new("c", ProbeKind::Series, ""),
+        ];
+        let mut p = Probes::new(specs, 3, 100, 300, 100);
+        for (t, r) in [(50, 0), (100, 1), (150, 1), (299, 2), (300, 2)] {
+            for probe in 0..3 {
+                p.add(probe, r, t, 1);
+            }
+        }
+        let r = p.results();
+        assert_eq!(r.totals["a"], 3, "warm-up (t < 100) and the end (t >= 300) are not counted");
+        assert_eq!(r.per_router["b"], vec![0, 2, 1]);
+        assert_eq!(r.series["c"], vec![1, 2, 1], "every window, warm-up included; none past the run");
+    }
+}

@@ -1,0 +1,163 @@
+//! Traffic as a component: what injects packets into the NICs. The synthetic generator
+//! ([`synthetic`]: destination patterns, Bernoulli or periodic injection, phases) is one
+//! implementation of [`Workload`]; closed-loop programs (a ping-pong, MPI-like motifs) are
+//! others. A workload talks to the network only through its [`WorkloadCtx`]: it sends packets,
+//! asks to be woken at a time (or after one of its fixed delays), and hears of deliveries and
+//! of room in a full source queue.
+
+pub mod calendar;
+pub mod synthetic;
+
+use rand::SeedableRng;
+
+use crate::engine::core::Core;
+use crate::engine::event::Event;
+use crate::engine::stream_seed;
+use crate::network::Packet;
+use crate::routing::Rng;
+use crate::stats::ProbeSpec;
+use crate::topology::Topology;
+use crate::units::Time;
+
+pub use synthetic::Synthetic;
+
+/// A source of traffic (see the module comment). Every method runs at the simulated time
+/// [`WorkloadCtx::now`].
+pub trait Workload: Send {
+    /// Delays (ps) the workload schedules many wake-ups with ([`WorkloadCtx::wake_after`]):
+    /// each gets a FIFO lane of the event queue, cheaper than arbitrary times.
+    fn fixed_delays(&self) -> Vec<Time> {
+        Vec::new()
+    }
+
+    /// The run starts (time 0): schedule the first sends or wake-ups.
+    fn start(&mut self, cx: &mut WorkloadCtx);
+
+    /// A wake-up asked for with [`WorkloadCtx::wake_at`] or [`WorkloadCtx::wake_after`].
+    fn on_wake(&mut self, cx: &mut WorkloadCtx, kind: u8, a: u32, b: u32);
+
+    /// A packet left the source queue of `node`, after the workload asked to hear of it
+    /// ([`WorkloadCtx::notify_when_space`]).
+    fn on_source_space(&mut self, _cx: &mut WorkloadCtx, _node: u32) {}
+
+    /// Whether [`Workload::on_delivered`] is wanted (it costs an event per packet).
+    fn wants_deliveries(&self) -> bool {
+        false
+    }
+
+    /// `pkt` (sent by this workload) reached its destination node now.
+    fn on_delivered(&mut self, _cx: &mut WorkloadCtx, _pkt: &Packet) {}
+
+    /// Whether the workload has finished: the run then ends as soon as the network is empty,
+    /// before `run.warmup_us + run.measure_us` if need be.
+    fn finished(&self) -> bool {
+        false
+    }
+
+    /// The probes the workload writes with [`WorkloadCtx::count`].
+    fn probes(&self) -> Vec<ProbeSpec> {
+        Vec::new()
+    }
+}
+
+/// What a workload sees of the simulation.
+pub struct WorkloadCtx<'a> {
+    pub(crate) core: &'a mut Core,
+    /// Index of the workload's first probe among the run's probes.
+    pub(crate) probe_base: usize,
+    /// Nodes whose source queue made room for a workload that asked (reported after the call).
+    pub(crate) space: &'a mut Vec<u32>,
+}
+
+impl WorkloadCtx<'_> {
+    pub fn now(&self) -> Time {
+        self.core.now
+    }
+
+    pub fn topo(&self) -> &Topology {
+        &self.core.topo
+    }
+
+    /// The end of the run (`run.warmup_us + run.measure_us`).
+    pub fn end(&self) -> Time {
+        self.core.t.end
+    }
+
+    /// A random stream of the workload's own, from the experiment seed and `(kind, id)` (kinds
+    /// 0 to 3 are the engine's).
+    pub fn stream(&self, kind: u64, id: u64) -> Rng {
+        Rng::seed_from_u64(stream_seed(self.core.cfg.seed, kind, id))
+    }
+
+    /// Node `src` sends a packet of `flits` flits to node `dst` now; `tag` comes back with it in
+    /// [`Workload::on_delivered`]. It counts as generated (offered load).
+    pub fn send(&mut self, src: u32, dst: u32, flits: u16, tag: u32) {
+        let mut pkt = self.core.packet(src, dst, flits);
+        pkt.tag = tag;
+        let bytes = flits as u64 * self.core.cfg.network.flit_bytes as u64;
+        self.core.acct.generated_total += 1;
+        self.core.stats.on_generate(self.core.now, 1, bytes);
+        if self.core.nic_submit(src, pkt) {
+            self.space.push(src);
+        }
+    }
+
+    /// Packets waiting in the source queue of `node`.
+    pub fn queued(&self, node: u32) -> u32 {
+        self.core.nic.state[node as usize].queued
+    }
+
+    /// Report the next packet that leaves the source queue of `node`
+    /// ([`Workload::on_source_space`]).
+    pub fn notify_when_space(&mut self, node: u32) {
+        self.core.nic.state[node as usize].notify = true;
+    }
+
+    /// [`Workload::on_wake`] with `kind`, `a`, `b` at `at` (not before now).
+    pub fn wake_at(&mut self, at: Time, kind: u8, a: u32, b: u32) {
+        debug_assert!(at >= self.core.now);
+        self.core.at(at, Event::Workload { kind, a, b });
+    }
+
+    /// [`Workload::on_wake`] after the `i`-th of the workload's [`Workload::fixed_delays`].
+    pub fn wake_after(&mut self, i: usize, kind: u8, a: u32, b: u32) {
+        let lane = self.core.lanes.workload[i];
+        self.core.push(lane, Event::Workload { kind, a, b });
+    }
+
+    /// Add `n` to the workload's probe `probe` (its index in [`Workload::probes`]).
+    pub fn count(&mut self, probe: usize, n: u64) {
+        self.core.probes.add(self.probe_base + probe, 0, self.core.now, n);
+    }
+}
+
+/// The run's workload: the synthetic generator, dispatched statically (its generation is on the
+/// hot path), or any other [`Workload`].
+pub enum Traffic {
+    Synthetic(Box<Synthetic>),
+    Custom(Box<dyn Workload>),
+}
+
+impl Traffic {
+    pub fn fixed_delays(&self) -> Vec<Time> {
+        match self {
+            Traffic::Synthetic(s) => s.fixed_delays(),
+            Traffic::Custom(w) => w.fixed_delays(),
+        }
+    }
+
+    pub fn probes(&self) -> Vec<ProbeSpec> {
+        match self {
+            Traffic::Synthetic(_) => Vec::new(),
+            Traffic::Custom(w) => w.probes(),
+        }
+    }
+
+    pub fn wants_deliveries(&self) -> bool {
+        matches!(self, Traffic::Custom(w) if w.wants_deliveries())
+    }
+
+    pub fn finished(&self) -> bool {
+        matches!(self, Traffic::Custom(w) if w.finished())
+    }
+}
