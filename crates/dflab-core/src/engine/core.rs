@@ -115,7 +115,7 @@ impl Core {
 
     /// Record the delivery of packet `id` at `at` (it started on its ejection link now), unless
     /// that is past the end of the run; returns whether it was recorded (and released).
-    #[inline]
+    #[inline(always)]
     pub fn record_delivery(&mut self, id: PacketId, at: Time) -> bool {
         self.acct.last_progress = self.now;
         if at >= self.t.end {
@@ -126,7 +126,10 @@ impl Core {
         if let Some(traced) = &mut self.traced {
             traced.push((*p, at));
         }
-        let bytes = p.flits as u64 * self.cfg.network.flit_bytes as u64;
+        let bytes = match self.t.uniform_flits {
+            Some(_) => self.t.packet_bytes,
+            None => p.flits as u64 * self.t.flit_bytes,
+        };
         self.stats.on_deliver(at, hops, minimal, *self.pkts.stamps(id), bytes);
         self.acct.in_network -= 1;
         self.acct.delivered_total += 1;

@@ -50,7 +50,7 @@ impl HopHint {
 
 impl<R: Routing> Simulation<R> {
     /// The far stage (see the module comment).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch_far(&self, ev: &Event) {
         match *ev {
             Event::Arrive { router, port, pkt, pi, .. } => {
@@ -69,7 +69,7 @@ impl<R: Routing> Simulation<R> {
 
     /// The near stage for the next event (see the module comment); returns the hop it
     /// predicted for an arrival.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch_near(&self, ev: &Event) -> HopHint {
         match *ev {
             Event::PortWake { pi, .. } => {

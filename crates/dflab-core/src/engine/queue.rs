@@ -334,7 +334,9 @@ impl EventQueue {
     /// [`EventQueue::pop`], also returning a copy of the event [`EventQueue::peek`] would name
     /// next (for prefetching). In the usual case the popped FIFO still holds the earliest event
     /// (see `top`): the next one is its new front, at hand without a second lookup.
-    #[inline]
+    // `always`: the event loop is generic (compiled in the crate that names the routing), and
+    // with plain `inline` LLVM left this a call returning its three results through memory.
+    #[inline(always)]
     pub fn pop_peek(&mut self) -> Option<(Time, Event, Option<Event>)> {
         let k = self.top;
         if k == EMPTY {

@@ -100,6 +100,8 @@ pub struct Simulation<R: Routing> {
     space: Vec<u32>,
     /// The run ended before its configured end (a finished workload): when.
     ended_at: Option<Time>,
+    /// The workload hears of deliveries (`Event::Delivered`): packets are held until then.
+    hold_deliveries: bool,
 }
 
 impl<R: Routing> Simulation<R> {
@@ -150,7 +152,8 @@ impl<R: Routing> Simulation<R> {
         let queues = routers * topo.radix * vcs;
         let header = RoutingArea::of(R::Header::default());
         let core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays());
-        Ok(Simulation { core, fab, rt, traffic, probe_base, space: Vec::new(), ended_at: None })
+        let hold_deliveries = traffic.wants_deliveries();
+        Ok(Simulation { core, fab, rt, traffic, probe_base, space: Vec::new(), ended_at: None, hold_deliveries })
     }
 
     /// Send one packet from `src` to `dst` through an otherwise empty network (no traffic is
@@ -195,6 +198,24 @@ impl<R: Routing> Simulation<R> {
     pub fn run(mut self) -> Result<SimResult> {
         let started = Instant::now();
         self.start_traffic();
+        // Only a workload that can finish ends a run early: the loop checks for it only then.
+        let ended = if matches!(self.traffic, Traffic::Custom(_)) {
+            self.event_loop::<true>()
+        } else {
+            self.event_loop::<false>()
+        };
+        ended?;
+        self.core.now = self.ended_at.unwrap_or(self.core.t.end);
+        if self.core.check.on {
+            self.check_invariants()?;
+        }
+        let wall = started.elapsed().as_secs_f64();
+        Ok(self.finish(wall))
+    }
+
+    /// Handle events until the end of the run (or, with `CAN_FINISH`, until a finished
+    /// workload ends it).
+    fn event_loop<const CAN_FINISH: bool>(&mut self) -> Result<()> {
         let check_every = us_to_ps(1.0);
         let mut next_check = if self.core.check.on { check_every } else { Time::MAX };
         let mut ran_out = true;
@@ -237,7 +258,7 @@ impl<R: Routing> Simulation<R> {
                 }
                 due = watch_at.min(next_check);
             }
-            if self.ended_at.is_some() {
+            if CAN_FINISH && self.ended_at.is_some() {
                 ran_out = false;
                 break;
             }
@@ -245,12 +266,7 @@ impl<R: Routing> Simulation<R> {
         if ran_out && self.core.acct.in_network > 0 {
             return Err(Error::Deadlock(self.deadlock_report()));
         }
-        self.core.now = self.ended_at.unwrap_or(end);
-        if self.core.check.on {
-            self.check_invariants()?;
-        }
-        let wall = started.elapsed().as_secs_f64();
-        Ok(self.finish(wall))
+        Ok(())
     }
 
     fn finish(self, wall: f64) -> SimResult {
@@ -367,7 +383,7 @@ impl<R: Routing> Simulation<R> {
     /// `at` through the workload if it wants to hear of deliveries.
     #[inline(always)]
     pub(crate) fn delivered(&mut self, id: PacketId, at: Time) {
-        if self.traffic.wants_deliveries() {
+        if self.hold_deliveries {
             self.core.acct.held += 1;
             self.core.q.at(at, Event::Delivered { pkt: id });
         } else {
@@ -507,12 +523,12 @@ mod tests {
         let summary = |start: u32| {
             let topo = Topology::new(&cfg.topology).unwrap();
             let mut sim = Simulation::new(&cfg, topo, Par::new((&cfg).into())).unwrap();
-            sim.fab.lru_clock.iter_mut().for_each(|c| *c = start);
+            sim.fab.lru_clock = start;
             let mut s = sim.run().unwrap().summary;
             (s.wall_s, s.ns_per_router_traversal, s.sim_us_per_wall_s) = (0.0, 0.0, 0.0);
-            assert!(s.router_traversals > 72 * 200, "every router's clock wraps within the run");
+            assert!(s.router_traversals > 10_000, "the clock wraps within the run");
             serde_json::to_string(&s).unwrap()
         };
-        assert_eq!(summary(u32::MAX - 100), summary(0));
+        assert_eq!(summary(u32::MAX - 5_000), summary(0));
     }
 }

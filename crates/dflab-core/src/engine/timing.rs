@@ -19,6 +19,7 @@ pub struct Timing {
     /// credits without reading the packet. `None` for workloads with packets of several sizes
     /// (the last packet of a message), whose sizes are read from the packets.
     pub uniform_flits: Option<u16>,
+    pub flit_bytes: u64,
     /// Bytes of a packet (`flit_bytes · packet_flits`).
     pub packet_bytes: u64,
     /// Serialisation time of one packet per link class.
@@ -70,6 +71,7 @@ impl Timing {
         Ok(Timing {
             packet_flits: n.packet_flits as u16,
             uniform_flits: Some(n.packet_flits as u16),
+            flit_bytes,
             packet_bytes: flit_bytes * f,
             ser: [ser(0), ser(1), ser(2), 0],
             xfer: f * transfer_ps(flit_bytes, n.xbar_bw_gbps),

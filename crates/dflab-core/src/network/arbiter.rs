@@ -305,13 +305,11 @@ impl<R: Routing> Simulation<R> {
         if queued {
             self.fab.inq.pop(qi, flits);
         }
-        let r = router as usize;
-        if self.fab.lru_clock[r] == u32::MAX {
-            let vcs_per_router = self.fab.radix * self.fab.vcs;
-            self.fab.lru_clock[r] = renumber_stamps(&mut self.fab.lru[r * vcs_per_router..(r + 1) * vcs_per_router]);
+        if self.fab.lru_clock == u32::MAX {
+            self.fab.lru_clock = renumber_stamps(&mut self.fab.lru);
         }
-        self.fab.lru_clock[r] += 1;
-        self.fab.lru[qi] = self.fab.lru_clock[r];
+        self.fab.lru_clock += 1;
+        self.fab.lru[qi] = self.fab.lru_clock;
         self.core.acct.traversals += 1;
         self.core.acct.last_progress = now;
         let grant = if through {
@@ -374,8 +372,8 @@ impl<R: Routing> Simulation<R> {
 }
 
 /// Replace the LRU stamps by their ranks among the distinct stamps (the same order, the same
-/// ties) and return the highest rank: what the router's clock continues from when it reaches
-/// `u32::MAX` (once per 4 G grants). Stamps are 32 bits so that the array of one per input VC
+/// ties) and return the highest rank: what the clock continues from when it reaches `u32::MAX`
+/// (once per 4 G grants). Stamps are 32 bits so that the array of one per input VC
 /// takes half the cache.
 #[cold]
 #[inline(never)]

@@ -139,9 +139,11 @@ pub struct Fabric {
     /// Free downstream credits of every output VC (returns recorded with their arrival time),
     /// and its output buffer's occupancy.
     pub credits: CreditLedger,
-    /// LRU stamp of every input VC (its last grant), and each router's clock.
+    /// LRU stamp of every input VC (its last grant) and the clock that stamps grants. Only the
+    /// order of one router's stamps matters, so one clock serves every router (a per-router
+    /// clock gives the same order: it cost three bounds-checked loads per grant).
     pub lru: Vec<u32>,
-    pub lru_clock: Vec<u32>,
+    pub lru_clock: u32,
     /// Crossbar requests waiting at each router: `wait_cap` entries per router (see
     /// [`request`]), in request order (a flat pool: no allocation per router).
     pub waiting: Vec<u64>,
@@ -179,7 +181,7 @@ impl Fabric {
             // Ejection ports have no downstream buffer: their credits stay full and are unused.
             credits: CreditLedger::new(queues, in_cap),
             lru: vec![0; queues],
-            lru_clock: vec![0; routers],
+            lru_clock: 0,
             // One request per input VC, but during an arbitration pass a granted entry keeps its
             // slot until the pass ends while the next head of its VC is appended: twice that.
             waiting: vec![0; routers * 2 * radix * vcs],

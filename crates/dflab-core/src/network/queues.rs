@@ -107,36 +107,24 @@ impl PacketQueues {
     }
 
     /// Round robin over queues `base..base + n` starting at `base + start` (`start < n`): pop
-    /// the head of the first non-empty queue that `ok` accepts (`ok(queue, head)` gives the
-    /// head's flits if it may go), as (offset from `base`, packet, flits). The queues are
-    /// scanned as one slice (one bounds check), and the pop uses the queue's state found by the
-    /// scan (a separate `pop` looked it up and checked its bounds again).
+    /// the head of the first non-empty queue whose index `ok` accepts (its packet has `flits`
+    /// flits), as (offset from `base`, packet). The queues are scanned as one slice (one bounds
+    /// check), and the pop uses the queue's state found by the scan (a separate `pop` looked
+    /// it up and checked its bounds again).
     #[inline]
     pub fn pop_rr(
         &mut self,
         base: usize,
         n: usize,
         start: usize,
-        mut ok: impl FnMut(usize, PacketId) -> Option<u32>,
-    ) -> Option<(usize, PacketId, u32)> {
+        flits: u32,
+        mut ok: impl FnMut(usize) -> bool,
+    ) -> Option<(usize, PacketId)> {
         let metas = &mut self.meta[base..base + n];
         let (before, from) = metas.split_at_mut(start.min(n));
-        let mut flits = 0;
-        let mut accept = |q: usize, m: &Meta| {
-            if m.len == 0 {
-                return false;
-            }
-            match ok(q, m.head) {
-                Some(f) => {
-                    flits = f;
-                    true
-                }
-                None => false,
-            }
-        };
-        let found = match from.iter_mut().enumerate().find(|(k, m)| accept(base + start + k, m)) {
+        let found = match from.iter_mut().enumerate().find(|(k, m)| m.len > 0 && ok(base + start + k)) {
             Some((k, m)) => Some((start + k, m)),
-            None => before.iter_mut().enumerate().find(|(k, m)| accept(base + k, m)),
+            None => before.iter_mut().enumerate().find(|(k, m)| m.len > 0 && ok(base + k)),
         };
         let (v, m) = found?;
         let id = m.head;
@@ -145,6 +133,29 @@ impl PacketQueues {
         if m.len > 0 {
             m.head = self.next[id as usize];
         }
+        Some((v, id))
+    }
+
+    /// [`PacketQueues::pop_rr`] for packets of several sizes: `ok(queue, head)` gives the
+    /// head's flits if it may go; returns them with the pop.
+    #[inline]
+    pub fn pop_rr_sized(
+        &mut self,
+        base: usize,
+        n: usize,
+        start: usize,
+        mut ok: impl FnMut(usize, PacketId) -> Option<u32>,
+    ) -> Option<(usize, PacketId, u32)> {
+        let start = start.min(n);
+        let pick = (start..n).chain(0..start).find_map(|k| {
+            let m = self.meta[base + k];
+            if m.len == 0 {
+                return None;
+            }
+            ok(base + k, m.head).map(|f| (k, f))
+        });
+        let (v, flits) = pick?;
+        let id = self.pop(base + v, flits)?;
         Some((v, id, flits))
     }
 

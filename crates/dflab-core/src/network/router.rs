@@ -14,6 +14,8 @@ use crate::units::Time;
 impl<R: Routing> Simulation<R> {
     /// Packet `id` arrives at input (`port`, `vc`) of `router`; `pi` is the port's index.
     /// `hint`: the packet's hop here, if the near prefetch stage found it (see `HopHint`).
+    /// `always`: the event loop's hottest handler (a call cost it its registers).
+    #[inline(always)]
     pub(crate) fn on_arrive(
         &mut self,
         router: u32,
@@ -248,12 +250,21 @@ impl<R: Routing> Simulation<R> {
         let host = class == 0;
         let qb = pi * vcs;
         // With packets of one size, the heads need not be loaded to check credits.
-        let (uniform, pkts) = (self.core.t.uniform_flits, &self.core.pkts);
         let credits = &mut self.fab.credits;
-        let chosen = self.fab.outq.pop_rr(qb, vcs, st.rr as usize, |q, head| {
-            let flits = uniform.map_or_else(|| pkts.get(head).flits as u32, |f| f as u32);
-            (host || credits.covers(q, now, flits)).then_some(flits)
-        });
+        let rr = st.rr as usize;
+        let chosen = match self.core.t.uniform_flits {
+            Some(f) => {
+                let f = f as u32;
+                self.fab.outq.pop_rr(qb, vcs, rr, f, |q| host || credits.covers(q, now, f)).map(|(v, id)| (v, id, f))
+            }
+            None => {
+                let pkts = &self.core.pkts;
+                self.fab.outq.pop_rr_sized(qb, vcs, rr, |q, head| {
+                    let f = pkts.get(head).flits as u32;
+                    (host || credits.covers(q, now, f)).then_some(f)
+                })
+            }
+        };
         let Some((vc, id, flits)) = chosen else {
             self.send_blocked(router, port);
             return Ok(());

@@ -292,7 +292,7 @@ impl Stats {
 
     /// A packet delivered at `t` after `hops` hops, on a minimal path or not, with its time
     /// stamps (the fields read, passed by value: nothing is read again through a reference).
-    #[inline]
+    #[inline(always)]
     pub fn on_deliver(&mut self, t: Time, hops: u8, minimal: bool, stamps: Stamps, bytes: u64) {
         let lat = t - stamps.gen_time;
         let lat_ns = ns_bucket(lat);
