@@ -52,11 +52,11 @@ impl<R: Routing> Simulation<R> {
             ));
         }
         let nic = &self.core.nic;
-        if let Some(n) = (0..nic.queue.len()).find(|&n| nic.queue[n].len() != nic.state[n].queued as usize) {
+        if let Some(n) = (0..nic.queue.len()).find(|&n| nic.queue[n].len() != nic.node[n].queued as usize) {
             return self.fail(format!(
                 "source queue of node {n} holds {} packets, its count says {}",
                 nic.queue[n].len(),
-                nic.state[n].queued
+                nic.node[n].queued
             ));
         }
         let queued: u64 = nic.queue.iter().map(|q| q.len() as u64).sum();

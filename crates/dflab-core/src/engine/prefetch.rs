@@ -59,7 +59,7 @@ impl<R: Routing> Simulation<R> {
                 if self.core.topo.is_host_port(port) {
                     let node = router as usize * self.core.topo.p + port as usize;
                     self.core.nic.credits.prefetch(node);
-                    prefetch(&self.core.nic.state, node);
+                    prefetch(&self.core.nic.node, node);
                 }
             }
             Event::PortWake { pi, .. } => self.prefetch_port(pi as usize),

@@ -176,7 +176,7 @@ impl<R: Routing> Simulation<R> {
             let pkt = self.core.packet(src, dst, self.core.t.packet_flits);
             let id = self.core.pkts.alloc(pkt, 0, 0);
             self.core.nic.queue[src as usize].push_back(id);
-            self.core.nic.state[src as usize].queued += 1;
+            self.core.nic.node[src as usize].queued += 1;
             self.core.acct.in_source += 1;
             self.core.acct.generated_total += 1;
         }
@@ -307,7 +307,7 @@ impl<R: Routing> Simulation<R> {
             Event::Workload { kind, a, b } => self.on_workload_wake(kind, a, b),
             Event::Msg { router, port, slot } => self.on_msg(router, port, slot),
             Event::NicWake { node } => {
-                self.core.nic.state[node as usize].wake = false;
+                self.core.nic.node[node as usize].wake = false;
                 if self.core.nic_try_send(node) {
                     self.source_space(node);
                 }

@@ -5,17 +5,28 @@
 
 use std::collections::VecDeque;
 
+use rand::SeedableRng;
+
 use crate::engine::core::Core;
 use crate::engine::event::Event;
+use crate::engine::stream_seed;
 use crate::network::{CreditLedger, Packet, PacketId};
+use crate::routing::Rng;
+use crate::units::Time;
 
-/// One NIC's state, small enough that four share a cache line.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NicState {
+/// One node: its NIC's state, its random stream and two words of the workload's own (the
+/// synthetic generator's schedule), in one cache line: generating a packet and sending it from
+/// an idle NIC read no other line of the node.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+pub struct NodeState {
+    /// The node's random stream (seeded from the experiment seed and the node id).
+    pub rng: Rng,
     /// The link is busy sending until then.
-    pub busy: u64,
-    /// Packets in the source queue (`queue[node].len()`), here so that a send from an idle NIC
-    /// reads no other line.
+    pub busy: Time,
+    /// The workload's per-node words.
+    pub work: [u64; 2],
+    /// Packets in the source queue (`queue[node].len()`).
     pub queued: u32,
     /// A NicWake event is pending.
     pub wake: bool,
@@ -26,19 +37,34 @@ pub struct NicState {
     pub notify: bool,
 }
 
+// One line: the xoshiro state (32 bytes), three words, the queue length and the flags.
+const _: () = assert!(std::mem::size_of::<NodeState>() == 64);
+
 pub struct Nics {
     pub queue: Vec<VecDeque<PacketId>>,
     /// Free credits of each injection link (the router's host-port input buffer).
     pub credits: CreditLedger,
-    pub state: Vec<NicState>,
+    pub node: Vec<NodeState>,
 }
 
 impl Nics {
-    pub fn new(nodes: usize, in_cap: u32) -> Nics {
+    /// The NICs of `nodes` nodes whose routers' input buffers hold `in_cap` flits; node `i`'s
+    /// stream is seeded from `seed` and `i`.
+    pub fn new(nodes: usize, in_cap: u32, seed: u64) -> Nics {
         Nics {
             queue: vec![VecDeque::new(); nodes],
             credits: CreditLedger::new(nodes, in_cap),
-            state: vec![NicState::default(); nodes],
+            node: (0..nodes)
+                .map(|i| NodeState {
+                    rng: Rng::seed_from_u64(stream_seed(seed, 2, i as u64)),
+                    busy: 0,
+                    work: [0; 2],
+                    queued: 0,
+                    wake: false,
+                    blocked: false,
+                    notify: false,
+                })
+                .collect(),
         }
     }
 }
@@ -53,7 +79,7 @@ impl Core {
         let n = src as usize;
         let now = self.now;
         let flits = pkt.flits as u32;
-        let st = &mut self.nic.state[n];
+        let st = &mut self.nic.node[n];
         let send = st.queued == 0 && st.busy <= now && self.nic.credits.covers(n, now, flits);
         if send {
             let resume = std::mem::take(&mut st.notify);
@@ -75,12 +101,12 @@ impl Core {
     pub fn nic_try_send(&mut self, node: u32) -> bool {
         let n = node as usize;
         let now = self.now;
-        let st = self.nic.state[n];
-        if st.busy > now {
-            if !st.wake && !self.nic.queue[n].is_empty() {
-                self.nic.state[n].wake = true;
+        let (busy, wake) = (self.nic.node[n].busy, self.nic.node[n].wake);
+        if busy > now {
+            if !wake && !self.nic.queue[n].is_empty() {
+                self.nic.node[n].wake = true;
                 // Arbitrary delay: goes to the timer wheel, not to a lane.
-                self.q.at(st.busy, Event::NicWake { node });
+                self.q.at(busy, Event::NicWake { node });
             }
             return false;
         }
@@ -90,19 +116,19 @@ impl Core {
         let flits = self.flits_of(id);
         if !self.nic.credits.covers(n, now, flits) {
             match self.nic.credits.next_return(n) {
-                Some(t) if !st.wake => {
-                    self.nic.state[n].wake = true;
+                Some(t) if !wake => {
+                    self.nic.node[n].wake = true;
                     self.q.at(t, Event::NicWake { node });
                 }
                 Some(_) => {}
-                None => self.nic.state[n].blocked = true,
+                None => self.nic.node[n].blocked = true,
             }
             return false;
         }
         let queue = &mut self.nic.queue[n];
         queue.pop_front();
         let more = !queue.is_empty();
-        self.nic.state[n].queued -= 1;
+        self.nic.node[n].queued -= 1;
         self.acct.in_source -= 1;
         self.pkts.set_injected(id, now);
         self.send_from_nic(node, id, more)
@@ -112,7 +138,7 @@ impl Core {
     /// queue, which holds more packets if `more`).
     #[inline(always)]
     fn send_from_nic(&mut self, node: u32, id: PacketId, more: bool) -> bool {
-        let st = &mut self.nic.state[node as usize];
+        let st = &mut self.nic.node[node as usize];
         let resume = std::mem::take(&mut st.notify);
         st.busy = self.now + self.t.ser[0];
         // The queue's next packet waits for the link: wake the NIC when it is free.
@@ -151,7 +177,7 @@ impl Core {
     pub fn nic_credit_return(&mut self, node: usize, flits: u32) {
         let at = self.now + self.t.credit_lat[0];
         self.nic.credits.give_back(node, self.now, at, flits);
-        let st = &mut self.nic.state[node];
+        let st = &mut self.nic.node[node];
         if st.blocked && !st.wake {
             st.blocked = false;
             st.wake = true;

@@ -104,13 +104,13 @@ impl WorkloadCtx<'_> {
 
     /// Packets waiting in the source queue of `node`.
     pub fn queued(&self, node: u32) -> u32 {
-        self.core.nic.state[node as usize].queued
+        self.core.nic.node[node as usize].queued
     }
 
     /// Report the next packet that leaves the source queue of `node`
     /// ([`Workload::on_source_space`]).
     pub fn notify_when_space(&mut self, node: u32) {
-        self.core.nic.state[node as usize].notify = true;
+        self.core.nic.node[node as usize].notify = true;
     }
 
     /// [`Workload::on_wake`] with `kind`, `a`, `b` at `at` (not before now).

@@ -29,17 +29,12 @@ const GEN: u8 = 0;
 const SLOT: u8 = 1;
 const PHASE: u8 = 2;
 
-/// The generation schedule of one node, one cache line.
-#[derive(Debug, Clone)]
-#[repr(align(64))]
-struct GenState {
-    rng: Rng,
-    /// Periodic process: time of the first packet of the current schedule and packets
-    /// generated since (the next time is computed from both, without drift; Bernoulli packets
-    /// filed from a slot do not count).
-    first: Time,
-    count: u64,
-}
+/// The node's workload words (`NodeState::work`) hold its generation schedule: for the
+/// periodic process, the time of the first packet of the current schedule and the packets
+/// generated since (the next time is computed from both, without drift; Bernoulli packets filed
+/// from a slot do not count).
+const FIRST: usize = 0;
+const COUNT: usize = 1;
 
 /// A traffic phase, parsed once.
 struct Phase {
@@ -60,7 +55,6 @@ pub struct Synthetic {
     sampler: PatternSampler,
     injector: Injector,
     phases: Vec<Phase>,
-    gens: Vec<GenState>,
     /// `traffic.process` is Bernoulli (packets on slot boundaries, filed in `calendar`).
     bernoulli: bool,
     calendar: SlotCalendar,
@@ -97,9 +91,6 @@ impl Synthetic {
                 Ok(Phase { start: us_to_ps(ph.start_us), load: ph.load, pattern })
             })
             .collect::<Result<Vec<Phase>>>()?;
-        let gens = (0..topo.nodes())
-            .map(|i| GenState { rng: Rng::seed_from_u64(stream_seed(cfg.seed, 2, i as u64)), first: 0, count: 0 })
-            .collect();
         Ok(Synthetic {
             topo: topo.clone(),
             seed: cfg.seed,
@@ -112,7 +103,6 @@ impl Synthetic {
             sampler,
             injector: Injector::new(t.process, t.load, slot),
             phases,
-            gens,
             bernoulli: t.process == Process::Bernoulli,
             calendar: SlotCalendar::new(topo.nodes()),
             slot,
@@ -137,8 +127,9 @@ impl Synthetic {
             core.at(0, Event::Workload { kind: SLOT, a: 0, b: 0 });
         }
         for node in 0..self.topo.nodes() {
-            let t = self.injector.first(&mut self.gens[node].rng);
-            self.gens[node].first = t;
+            let nd = &mut core.nic.node[node];
+            let t = self.injector.first(&mut nd.rng);
+            nd.work[FIRST] = t;
             self.schedule_generation(core, node as u32, t);
         }
         for (i, ph) in self.phases.iter().enumerate() {
@@ -166,9 +157,8 @@ impl Synthetic {
     #[cold]
     #[inline(never)]
     pub fn resume_round(&mut self, core: &mut Core, node: u32) {
-        let g = &mut self.gens[node as usize];
-        g.first = core.now;
-        g.count = 0;
+        let nd = &mut core.nic.node[node as usize];
+        nd.work = [core.now, 0];
         self.on_generate(core, node);
     }
 
@@ -187,23 +177,23 @@ impl Synthetic {
     /// Bernoulli slot visited last (always so in `on_slot`).
     #[inline(always)]
     fn generate(&mut self, core: &mut Core, node: u32, from_slot: bool) -> bool {
-        let n = node as usize;
         let now = core.now;
-        if core.nic.state[n].queued as usize >= self.source_limit {
+        // The node's line, borrowed once (the fields used below are disjoint from it).
+        let nd = &mut core.nic.node[node as usize];
+        if nd.queued as usize >= self.source_limit {
             // The round waits until a packet leaves the source queue (`on_source_space`).
-            core.nic.state[n].notify = true;
+            nd.notify = true;
             return false;
         }
-        let g = &mut self.gens[n];
-        let dst = self.sampler.destination(node, &mut g.rng);
+        let dst = self.sampler.destination(node, &mut nd.rng);
         // The next packet: in the common case, from the slot calendar, its slot index is this
         // slot's plus the drawn gap (what `schedule_generation` finds by division).
         let next = if from_slot {
-            self.cur_slot + self.injector.slots_to_next(&mut g.rng)
+            self.cur_slot + self.injector.slots_to_next(&mut nd.rng)
         } else {
             // Only the periodic process reads the count (a slot does not keep it up to date).
-            g.count += 1;
-            self.injector.next(now, g.first, g.count, &mut g.rng)
+            nd.work[COUNT] += 1;
+            self.injector.next(now, nd.work[FIRST], nd.work[COUNT], &mut nd.rng)
         };
         // Filing the next packet changes neither the source queue nor the NIC.
         if from_slot {
@@ -284,8 +274,7 @@ impl Synthetic {
             let after = if k + 2 < count { self.calendar.next(next) } else { next };
             if k + 2 < count {
                 let ahead = after as usize;
-                prefetch(&self.gens, ahead);
-                prefetch(&core.nic.state, ahead);
+                prefetch(&core.nic.node, ahead);
                 core.nic.credits.prefetch(ahead);
             }
             generated += self.generate(core, node, from_slot) as u64;
@@ -314,16 +303,16 @@ impl Synthetic {
         }
         self.gen_epoch += 1;
         self.calendar.clear();
-        core.nic.state.iter_mut().for_each(|s| s.notify = false);
+        core.nic.node.iter_mut().for_each(|s| s.notify = false);
         // The next slot boundary strictly after now: this slot's bucket may already be visited.
         let base = match self.process {
             Process::Bernoulli => (core.now / self.slot + 1) * self.slot,
             Process::Periodic => core.now,
         };
         for node in 0..self.topo.nodes() {
-            let t = base + self.injector.first(&mut self.gens[node].rng);
-            self.gens[node].first = t;
-            self.gens[node].count = 0;
+            let nd = &mut core.nic.node[node];
+            let t = base + self.injector.first(&mut nd.rng);
+            nd.work = [t, 0];
             self.schedule_generation(core, node as u32, t);
         }
     }
