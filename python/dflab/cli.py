@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from dflab import presets as preset_registry
+from dflab._models import PATTERNS_HELP, ROUTING_ALGORITHMS
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, load_experiment_file, validate
 from dflab.loads import parse_loads
@@ -46,7 +47,12 @@ SetOpt = Annotated[
 PresetOpt = Annotated[
     str | None, typer.Option("--preset", help="Start from a named preset (see 'dflab presets').")
 ]
-RoutingOpt = Annotated[str | None, typer.Option("--routing", help="routing.algorithm")]
+# Help texts from the engine's schema (generated into dflab._models).
+RoutingOpt = Annotated[
+    str | None,
+    typer.Option("--routing", help=f"routing.algorithm: {', '.join(ROUTING_ALGORITHMS)}."),
+]
+TRAFFIC_HELP = f"traffic.pattern: {PATTERNS_HELP} (docs/config-keys.md)."
 
 
 def _out() -> Console:
@@ -81,7 +87,7 @@ def run(
     set_: SetOpt = None,
     preset: PresetOpt = None,
     routing: RoutingOpt = None,
-    traffic: Annotated[str | None, typer.Option(help="traffic.pattern")] = None,
+    traffic: Annotated[str | None, typer.Option(help=TRAFFIC_HELP)] = None,
     load: Annotated[float | None, typer.Option(help="traffic.load")] = None,
     warmup_us: Annotated[float | None, typer.Option(help="run.warmup_us")] = None,
     measure_us: Annotated[float | None, typer.Option(help="run.measure_us")] = None,
@@ -244,7 +250,7 @@ def info(
     if json_out:
         print(to_json(facts))
     else:
-        title = f"{exp.topology.label()} {exp.topology.arrangement}, {exp.routing.algorithm}"
+        title = f"{exp.topology_label()} {exp.topology.arrangement}, {exp.routing.algorithm}"
         _out().print(key_value_table(facts, title))
 
 
@@ -286,8 +292,8 @@ def presets() -> None:
     from dflab.config import Experiment
 
     for name in preset_registry.names():
-        topology = validate(Experiment, {"preset": name}).topology
-        print(f"{name}\t{topology.label()}\t{topology.nodes} nodes\t{topology.arrangement}")
+        exp = validate(Experiment, {"preset": name})
+        print(f"{name}\t{exp.topology_label()}\t{exp.nodes()} nodes\t{exp.topology.arrangement}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,6 +50,16 @@ def simulate(config_json: str) -> dict[str, Any]:
     return _call("simulate", config_json)
 
 
+def canonical(config_json: str) -> dict[str, Any]:
+    """The canonical effective form of an experiment (see `Experiment.canonical`)."""
+    return _call("canonical", config_json)
+
+
+def schema() -> dict[str, Any]:
+    """The engine's experiment schema (see `dflab.schema_gen`)."""
+    return _core().schema()
+
+
 def topology_info(config_json: str) -> dict[str, Any]:
     return _call("topology_info", config_json)
 

@@ -73,11 +73,18 @@ def _walk(model: type[BaseModel], loc: tuple[str | int, ...]) -> Any:
 _BOUNDS = (("gt", "> "), ("ge", ">= "), ("lt", "< "), ("le", "<= "))
 
 
-def _range_text(info: FieldInfo | None, ctx: dict[str, Any]) -> str:
-    """The full allowed range of a field, e.g. '> 0 and <= 1'.
+def _number(value: Any) -> str:
+    """A bound as the engine writes it: 0 rather than 0.0, integers in full."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
 
-    Read from the field's constraints when they sit on the field itself; for optional fields
-    (`int | None`) they sit inside the union, and the error's own bound is what we have.
+
+def _range_text(info: FieldInfo | None, ctx: dict[str, Any]) -> str:
+    """The full allowed range of a field as the engine words it: '1 to 64', '> 0 and <= 1'.
+
+    Read from the field's constraints; failing that (a constraint inside a union), the error's
+    own bound is what we have.
     """
     found: dict[str, Any] = {}
     for meta in info.metadata if info is not None else []:
@@ -86,7 +93,9 @@ def _range_text(info: FieldInfo | None, ctx: dict[str, Any]) -> str:
                 found[attr] = getattr(meta, attr)
     if not found:
         found = {attr: ctx[attr] for attr, _ in _BOUNDS if attr in ctx}
-    return " and ".join(f"{text}{found[attr]}" for attr, text in _BOUNDS if attr in found)
+    if set(found) == {"ge", "le"}:
+        return f"{_number(found['ge'])} to {_number(found['le'])}"
+    return " and ".join(f"{text}{_number(found[attr])}" for attr, text in _BOUNDS if attr in found)
 
 
 def describe_error(model: type[BaseModel], err: dict[str, Any]) -> str:
@@ -100,6 +109,9 @@ def describe_error(model: type[BaseModel], err: dict[str, Any]) -> str:
         loc = (*loc, ctx["field"])
     name = dotted(loc) if loc else "experiment"
 
+    if kind == "engine":
+        # The engine's own message already names the field and the allowed values.
+        return str(ctx["message"])
     if kind == "extra_forbidden":
         owner = _walk(model, loc[:-1])
         if isinstance(owner, FieldInfo):

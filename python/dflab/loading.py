@@ -9,16 +9,23 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from dflab.config import Experiment, Load, PatternName, RoutingName, Seed
+from dflab.config import ROUTING_ALGORITHMS, Experiment
+from dflab.config_types import Number, Pattern, choice
 from dflab.errors import UserError, from_validation_error
 from dflab.loads import parse_loads
 from dflab.overrides import apply_overrides, deep_merge, nest
+from dflab.schema_gen import routing_aliases
 
 SWEEP_KEY = "sweep"
+
+
+Load = Annotated[Number, Field(gt=0, le=1)]
+RoutingName = Annotated[str, AfterValidator(choice(ROUTING_ALGORITHMS, routing_aliases()))]
+Seed = Annotated[int, Field(ge=0, le=2**64 - 1)]
 
 
 class SweepSpec(BaseModel):
@@ -28,7 +35,7 @@ class SweepSpec(BaseModel):
 
     loads: list[Load] | None = None
     routings: list[RoutingName] | None = None
-    traffics: list[PatternName] | None = None
+    traffics: list[Pattern] | None = None
     seeds: list[Seed] | None = None
 
 

@@ -1,6 +1,7 @@
 """Result store: one directory per sweep, keyed by experiment content hash.
 
 Layout:
+    store.json              what made the store: the engine semantics and the key schema
     points/<hash>.json      one finished point: coordinates, summary, hops histogram, config
     series/<hash>.parquet   its per-window time series
     failed/<hash>.json      a point that failed (message); retried by the next run
@@ -9,6 +10,10 @@ Layout:
 Every file is written atomically (temp file in the same directory, fsync, rename), and a point's
 JSON is written last, so a point counts as done only once all of its data is on disk: a crash
 at any moment loses at most the points still running.
+
+A store holds results of one engine semantics only (`store.json`): a store made by an engine
+whose results differ (an older semantics, or a dflab before the manifest existed) is refused
+with a message, never mixed with new points.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from dflab.api import Summary
+from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
 
 COORDINATES: tuple[str, ...] = ("routing", "traffic", "load", "seed")
@@ -64,9 +70,46 @@ class Store:
         self.series_dir = self.root / "series"
         self.failed_dir = self.root / "failed"
 
+    @property
+    def manifest(self) -> Path:
+        return self.root / "store.json"
+
     def create(self) -> None:
+        """Make the store's directories, or check that an existing store holds results of this
+        engine's semantics (a store of another is refused, never mixed)."""
+        self.check_semantics()
         for directory in (self.points_dir, self.series_dir, self.failed_dir):
             directory.mkdir(parents=True, exist_ok=True)
+        if not self.manifest.exists():
+            manifest = {"engine_semantics": ENGINE_SEMANTICS, "hash_schema": Experiment.HASH_SCHEMA}
+            atomic_write(self.manifest, _json_bytes(manifest))
+
+    def check_semantics(self) -> None:
+        """A UserError if the store holds results of another engine semantics."""
+        has_points = self.points_dir.is_dir() and any(self.points_dir.glob("*.json"))
+        if self.manifest.exists():
+            try:
+                made = json.loads(self.manifest.read_text("utf-8"))
+            except (OSError, ValueError) as exc:
+                raise UserError(
+                    f"result store file '{self.manifest}' is unreadable: {exc}"
+                ) from None
+            found = (made.get("engine_semantics"), made.get("hash_schema"))
+        elif has_points:
+            found = (None, None)
+        else:
+            return
+        if found != (ENGINE_SEMANTICS, Experiment.HASH_SCHEMA):
+            made_by = (
+                f"engine semantics {found[0]}"
+                if found[0] is not None
+                else "an older dflab (no store.json)"
+            )
+            raise UserError(
+                f"result store '{self.root}' holds results of {made_by}; this engine's results "
+                f"(semantics {ENGINE_SEMANTICS}) differ and are never mixed with them: use another "
+                "--out directory, or move the old one away"
+            )
 
     def done_hashes(self) -> set[str]:
         """Hashes of finished points: what a resumed sweep skips."""

@@ -29,7 +29,7 @@ from rich.progress import (
 )
 
 from dflab.api import Summary, series_frame
-from dflab.config import Experiment
+from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, with_overrides
 from dflab.store import Store
@@ -79,7 +79,7 @@ def expand(base: Experiment, spec: SweepSpec) -> list[Point]:
         )
         coords = {
             "routing": experiment.routing.algorithm,
-            "traffic": experiment.traffic.pattern,
+            "traffic": experiment.pattern_label(),
             "load": experiment.traffic.load,
             "seed": experiment.seed,
         }
@@ -109,7 +109,8 @@ def _record(point: Point, outcome: dict[str, Any], store: Store) -> str | None:
         "hash": point.key,
         "name": point.experiment.name,
         "coords": point.coords,
-        "config": point.experiment.engine_dict(),
+        "config": point.experiment.canonical(),
+        "engine_semantics": ENGINE_SEMANTICS,
         "finished_at": _now(),
     }
     if "error" in outcome:

@@ -20,8 +20,10 @@ from dflab.loading import (
 
 
 def test_defaults_are_the_documented_ones() -> None:
-    data = json.loads(Experiment().to_engine_json())
-    assert data == {
+    # The engine's input carries what was given (here nothing of the routing but the algorithm);
+    # the canonical form fills in everything, with only the chosen algorithm's parameters.
+    assert json.loads(Experiment().to_engine_json())["routing"] == {"algorithm": "MIN"}
+    assert Experiment().canonical() == {
         "name": "",
         "seed": 1,
         "topology": {
@@ -34,13 +36,7 @@ def test_defaults_are_the_documented_ones() -> None:
             "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
             "input_latency_ns": 10.0, "output_latency_ns": 10.0,
         },
-        "routing": {
-            "algorithm": "MIN", "vcs": None, "adaptive_threshold": 2.0, "bias": 0.0,
-            "min_candidates": 1, "nonmin_candidates": 1, "intermediate": "outside",
-            "intra_group": "minimal", "learning_rate": 0.2, "learning_rate2": 0.04,
-            "epsilon": 0.001, "q_thld1": 0.2, "q_thld2": 0.35, "max_q": 2,
-            "q_update": "hysteretic", "q_truncate": True,
-        },
+        "routing": {"algorithm": "MIN"},
         "traffic": {
             "pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False, "phases": [],
             "source_queue_packets": None,
@@ -50,6 +46,11 @@ def test_defaults_are_the_documented_ones() -> None:
             "watchdog_us": 50.0,
         },
     }  # fmt: skip
+    ugal = validate(Experiment, {"routing": {"algorithm": "ugaln"}}).canonical()["routing"]
+    assert ugal == {
+        "algorithm": "UGALn", "adaptive_threshold": 2.0, "intermediate": "outside",
+        "intra_group": "minimal",
+    }  # fmt: skip
 
 
 def test_engine_json_has_no_preset_key() -> None:
@@ -57,17 +58,22 @@ def test_engine_json_has_no_preset_key() -> None:
     assert "preset" not in data
 
 
+def _groups_and_links(experiment: Experiment) -> tuple[int, int]:
+    topology = experiment.canonical()["topology"]
+    return topology["g"], topology["links_per_pair"]
+
+
 @pytest.mark.parametrize(
     ("topology", "groups"),
     [({"a": 4, "h": 2}, 9), ({"a": 8, "h": 4, "links_per_pair": 2}, 17), ({"h": 0}, 1)],
 )
 def test_groups_default_to_the_canonical_maximum(topology: dict, groups: int) -> None:
-    assert validate(Experiment, {"topology": topology}).topology.g == groups
+    assert _groups_and_links(validate(Experiment, {"topology": topology}))[0] == groups
 
 
 def test_computed_groups_follow_later_overrides() -> None:
     # g was never given, so changing a must recompute it rather than keep the old 33.
-    assert with_overrides(Experiment(), {"topology.a": 4}).topology.g == 17
+    assert _groups_and_links(with_overrides(Experiment(), {"topology.a": 4}))[0] == 17
 
 
 @pytest.mark.parametrize(
@@ -82,20 +88,21 @@ def test_computed_groups_follow_later_overrides() -> None:
     ],
 )
 def test_links_per_pair_derived_from_groups(topology: dict, links: int) -> None:
-    assert validate(Experiment, {"topology": topology}).topology.links_per_pair == links
+    assert _groups_and_links(validate(Experiment, {"topology": topology}))[1] == links
 
 
 def test_derived_links_follow_later_overrides() -> None:
     # The preset gives neither g nor links_per_pair: setting g alone derives the links anew.
     small = with_overrides(preset("qadaptive-1056"), {"topology.g": 9})
-    assert (small.topology.g, small.topology.links_per_pair) == (9, 4)
-    assert json.loads(small.to_engine_json())["topology"]["links_per_pair"] == 4
+    assert _groups_and_links(small) == (9, 4)
     back = with_overrides(small, {"topology.g": 33})
-    assert back.topology.links_per_pair == 1
+    assert _groups_and_links(back) == (33, 1)
 
 
 def test_links_per_pair_must_divide_ports_without_groups() -> None:
-    with pytest.raises(UserError, match=r"topology\.links_per_pair: 3 .*a divisor of a\*h = 32"):
+    with pytest.raises(
+        UserError, match=r"topology\.links_per_pair: a\*h = 32 is not divisible by .* 3"
+    ):
         validate(Experiment, {"topology": {"links_per_pair": 3}})
 
 
@@ -110,10 +117,14 @@ def test_routing_names_are_case_insensitive(given: str, canonical: str) -> None:
 
 @pytest.mark.parametrize(
     ("given", "canonical"),
-    [("UR", "ur"), ("ADV+1", "adv+1"), ("adv+07", "adv+7"), ("Adv+H", "adv+h"), ("PERM", "perm")],
-)
-def test_patterns_are_normalised(given: str, canonical: str) -> None:
-    assert validate(Experiment, {"traffic": {"pattern": given}}).traffic.pattern == canonical
+    [("UR", "ur"), ("ADV+1", "adv+1"), ("adv+07", "adv+7"), ("Adv+H", "adv+4"), ("PERM", "perm"),
+     ("uniform", "ur"), ("permutation", "perm"), ("many-to-many", "m2m:4x8x33"),
+     ("hot:25%:12.5%", "hot:25:12.5"), ("random-neighbors-fixed", "rn-fixed:6:20"),
+     ({"kind": "router-mix", "base": "adv+1", "percent": 25}, "router-mix:adv+1:25")],
+)  # fmt: skip
+def test_patterns_are_normalised(given: str | dict, canonical: str) -> None:
+    experiment = validate(Experiment, {"traffic": {"pattern": given}})
+    assert experiment.canonical()["traffic"]["pattern"] == canonical
 
 
 def _message(data: dict) -> str:
@@ -127,35 +138,39 @@ def _message(data: dict) -> str:
     [
         (
             {"topology": {"extra": 1}},
-            "topology.extra: unknown key; allowed keys: p, a, h, g, links_per_pair, arrangement",
+            "topology.extra: unknown key; allowed keys: a, arrangement, g, h, links_per_pair, p",
         ),
         ({"traffic": {"pattern": "foo"}}, "traffic.pattern: 'foo' is not allowed; allowed: ur, "
-         "adv+<i>, adv+h, advc, advl, perm, hot"),
-        ({"traffic": {"pattern": "adv+0"}}, "traffic.pattern: 'adv+0' is not allowed"),
+         "adv+<i> (1 <= i < g), adv+h, advc, advl, hot"),
+        ({"traffic": {"pattern": "adv+0"}}, "traffic.pattern: 'adv+0' shifts by 0 groups"),
         ({"traffic": {"load": 1.5}}, "traffic.load: 1.5 is out of range; allowed: > 0 and <= 1"),
         ({"traffic": {"load": 0.0}}, "traffic.load: 0.0 is out of range"),
         ({"topology": {"p": "4"}}, "topology.p: '4' has the wrong type; expected an integer"),
         ({"topology": {"p": 4.0}}, "topology.p: 4.0 has the wrong type; expected an integer"),
         ({"run": {"check": 1}}, "run.check: 1 has the wrong type; expected true or false"),
         ({"topology": 3}, "topology: 3 has the wrong type; expected a table"),
-        ({"topology": {"p": 0}}, "topology.p: 0 is out of range; allowed: >= 1"),
-        ({"routing": {"vcs": 0}}, "routing.vcs: 0 is out of range; allowed: >= 1"),
-        ({"topology": {"g": 40}}, "topology.g: 40 is out of range; allowed: 1..33"),
+        ({"topology": {"p": 0}}, "topology.p: 0 is out of range; allowed: 1 to 4096"),
+        ({"routing": {"vcs": 0}}, "routing.vcs: 0 is out of range; allowed: 1 to 64"),
+        ({"topology": {"g": 40}}, "topology.g: 40 is too large for a=8, h=4, links_per_pair=1"),
         ({"topology": {"arrangement": "zigzag"}}, "topology.arrangement: 'zigzag' is not allowed; "
          "allowed: absolute, relative, palmtree, circulant"),
         ({"traffic": {"process": "poisson"}}, "traffic.process: 'poisson' is not allowed; "
          "allowed: bernoulli, periodic"),
         ({"routing": {"algorithm": "UGAL"}}, "routing.algorithm: 'UGAL' is not allowed; allowed: "
          "MIN, VALg, VALn"),
-        ({"traffic": {"pattern": "adv+33"}}, "traffic.pattern: 'adv+33' is out of range; allowed: "
-         "adv+1..adv+32"),
+        ({"traffic": {"pattern": "adv+33"}}, "traffic.pattern: 'adv+33' shifts by 33 groups; "
+         "adv+<i> needs 1 <= i <= g - 1 = 32"),
         ({"network": {"packet_flits": 4, "input_buffer_flits": 3}},
-         "network.input_buffer_flits: 3 is out of range; allowed: >= packet_flits (4)"),
+         "network.input_buffer_flits: 3 is smaller than one packet; allowed: >= packet_flits (4)"),
         ({"seed": -1}, "seed: -1 is out of range"),
         ({"network": {"host_latency_ns": float("inf")}},
          "network.host_latency_ns: inf is not allowed; allowed: a finite number"),
-        ({"routing": {"vcs": 65}}, "routing.vcs: 65 is out of range; allowed: >= 1 and <= 64"),
-        ({"bogus": 1}, "bogus: unknown key; allowed keys: name, preset, seed, topology"),
+        ({"routing": {"vcs": 65}}, "routing.vcs: 65 is out of range; allowed: 1 to 64"),
+        ({"bogus": 1}, "bogus: unknown key; allowed keys: name, seed, topology, network, routing"),
+        # A parameter of another algorithm is checked, then ignored.
+        ({"routing": {"algorithm": "MIN", "max_q": 99}}, "routing.max_q: 99 is out of range; "
+         "allowed: 0 to 32"),
+        ({"routing": {"algorithm": "MIN", "q_thld9": 1}}, "routing.q_thld9: unknown key"),
     ],
 )  # fmt: skip
 def test_validation_messages_name_field_value_and_allowed(data: dict, expected: str) -> None:
@@ -171,8 +186,8 @@ def test_several_problems_are_counted_in_one_line() -> None:
 def test_presets_registry_and_paper_parameters() -> None:
     assert presets.names() == ["qadaptive-1056", "qadaptive-2550", "ugal-le-1056", "ugal-le-288"]
     small, large = preset("qadaptive-1056"), preset("qadaptive-2550")
-    assert (small.topology.label(), small.topology.nodes) == ("dfly(4,8,4,33)", 1056)
-    assert (large.topology.label(), large.topology.nodes) == ("dfly(5,10,5,51)", 2550)
+    assert (small.topology_label(), small.nodes()) == ("dfly(4,8,4,33)", 1056)
+    assert (large.topology_label(), large.nodes()) == ("dfly(5,10,5,51)", 2550)
     for experiment in (small, large):
         net = experiment.network
         assert (net.flit_bytes, net.packet_flits) == (128, 1)
@@ -223,7 +238,7 @@ def test_sweep_table_is_split_off(tmp_path: Path) -> None:
     assert experiment.traffic.load == 0.2
     assert spec.loads == [0.1, 0.2, 0.3]
     assert spec.routings == ["MIN", "VALn"]
-    assert spec.traffics == ["adv+1"]
+    assert spec.traffics == ["ADV+1"]
     assert spec.seeds == [1, 2]
     # load_experiment ignores the sweep table rather than rejecting it as an unknown key.
     assert load_experiment(path) == experiment
@@ -249,20 +264,19 @@ def test_traffic_phases_validate_and_reach_the_engine_json() -> None:
     phases = [{"start_us": 10.0, "load": 0.8}, {"start_us": 20.0, "pattern": "ADV+1"}]
     experiment = validate(Experiment, {"traffic": {"phases": phases}})
     sent = json.loads(experiment.to_engine_json())["traffic"]["phases"]
-    assert sent == [
-        {"start_us": 10.0, "load": 0.8, "pattern": None},
-        {"start_us": 20.0, "load": None, "pattern": "adv+1"},
-    ]
+    assert sent == [{"start_us": 10.0, "load": 0.8}, {"start_us": 20.0, "pattern": "ADV+1"}]
+    assert experiment.canonical()["traffic"]["phases"][1]["pattern"] == "adv+1"
     assert experiment.content_hash() != Experiment().content_hash()
 
 
 @pytest.mark.parametrize(
     ("phases", "expected"),
     [
-        ([{"start_us": 20.0, "load": 0.5}, {"start_us": 10.0, "load": 0.6}], "traffic.phases:"),
-        ([{"start_us": 10.0}], "traffic.phases.0.load:"),
+        ([{"start_us": 20.0, "load": 0.5}, {"start_us": 10.0, "load": 0.6}],
+         "traffic.phases[1].start_us: phases must start in increasing order"),
+        ([{"start_us": 10.0}], "traffic.phases[0]: a phase must set load, pattern or both"),
         ([{"start_us": 10.0, "pattern": "bogus"}],
-         "traffic.phases.0.pattern: 'bogus' is not allowed"),
+         "traffic.phases[0].pattern: 'bogus' is not allowed"),
         ([{"start_us": 10.0, "load": 2.0}], "traffic.phases.0.load: 2.0 is out of range"),
     ],
 )  # fmt: skip
@@ -274,21 +288,21 @@ def test_bad_phases_name_the_field(phases: list, expected: str) -> None:
     ("given", "canonical"),
     [("ADVC", "advc"), ("Hot:25:12.5", "hot:25:12.5"),
      ("router-mix:ADV+1:30", "router-mix:adv+1:30"), ("stencil:4x8x33", "stencil:4x8x33"),
-     ("RN:6:21", "rn:6:21"), ("m2m", "m2m")],
+     ("RN:6:21", "rn:6:21"), ("m2m", "m2m:4x8x33")],
 )  # fmt: skip
 def test_issue3_patterns_are_accepted_and_reach_the_engine(given: str, canonical: str) -> None:
     from dflab import engine
 
     experiment = validate(Experiment, {"traffic": {"pattern": given}})
-    assert experiment.traffic.pattern == canonical
-    # The engine parses the same grammar (and the topology-dependent parts) without complaint.
-    assert engine.validate(experiment.to_engine_json())["traffic"]["pattern"] == canonical
+    # The engine parses the grammar (and the topology-dependent parts) and makes every default
+    # explicit in the canonical form.
+    assert engine.canonical(experiment.to_engine_json())["traffic"]["pattern"] == canonical
 
 
 def test_ugal_le_presets_carry_the_ics24_booksim_setup() -> None:
     big, small = preset("ugal-le-1056"), preset("ugal-le-288")
-    assert (big.topology.label(), big.topology.nodes) == ("dfly(4,8,4,33)", 1056)
-    assert (small.topology.label(), small.topology.nodes, small.topology.links_per_pair) == (
+    assert (big.topology_label(), big.nodes()) == ("dfly(4,8,4,33)", 1056)
+    assert (small.topology_label(), small.nodes(), _groups_and_links(small)[1]) == (
         "dfly(4,8,4,9)", 288, 4,
     )  # fmt: skip
     for experiment in (big, small):

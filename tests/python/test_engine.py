@@ -190,21 +190,15 @@ def test_engine_accepts_python_config_unchanged(name: str | None) -> None:
     assert {key: normalised.get(key) for key in ours} == ours
 
 
-def test_python_and_engine_know_the_same_keys_and_defaults() -> None:
+def test_python_models_are_generated_from_the_engines_schema() -> None:
+    from dflab import schema_gen
+
+    # The committed schema is the engine's, and the models and docs are generated from it:
+    # the keys, types, defaults and ranges Python checks cannot drift from the engine's.
+    assert schema_gen.main(["--check"]) == 0
     engine_defaults = _flat(engine.validate("{}"))
     python_defaults = _flat(Experiment().engine_dict())
-    # A key on one side only means docs/config.md, dflab.config and the engine have drifted.
-    assert sorted(set(engine_defaults) - set(python_defaults)) == []
-    assert sorted(set(python_defaults) - set(engine_defaults)) == []
-    # The engine leaves g and links_per_pair unset (derived when it builds the topology);
-    # Python fills them in, with the values the engine derives (see `dflab info`).
-    assert engine_defaults.pop("topology.g") is None
-    assert engine_defaults.pop("topology.links_per_pair") is None
-    assert (python_defaults.pop("topology.g"), python_defaults.pop("topology.links_per_pair")) == (
-        33,
-        1,
-    )
-    assert engine_defaults == python_defaults
+    assert {key: engine_defaults[key] for key in python_defaults} == python_defaults
 
 
 # One VC for Valiant routing under adversarial full load: the deadlock study the `vcs` key is for.
@@ -244,12 +238,13 @@ def test_python_knows_every_routing_the_engine_implements() -> None:
     "topology",
     [{}, {"g": 9}, {"g": 10}, {"g": 2}, {"a": 4, "h": 2, "g": 4}, {"g": 9, "links_per_pair": 1}],
 )
-def test_python_derives_the_links_the_engine_builds(topology: dict) -> None:
-    # The engine gets the JSON with the links Python derived, and without them (derives its own).
+def test_the_canonical_form_has_the_links_the_engine_builds(topology: dict) -> None:
     experiment = validate(Experiment, {"topology": topology})
-    given = json.loads(experiment.to_engine_json())
-    bare = {**given, "topology": {k: v for k, v in given["topology"].items() if k in topology}}
-    want = (experiment.topology.g, experiment.topology.links_per_pair)
-    for config in (given, bare):
-        facts = engine.topology_info(json.dumps(config))
-        assert (facts["groups"], facts["links_per_pair"]) == want, config
+    canonical = experiment.canonical()["topology"]
+    facts = engine.topology_info(experiment.to_engine_json())
+    assert (facts["groups"], facts["links_per_pair"]) == (
+        canonical["g"],
+        canonical["links_per_pair"],
+    )
+    # The canonical form is itself a valid experiment with the same canonical form.
+    assert validate(Experiment, experiment.canonical()).canonical() == experiment.canonical()

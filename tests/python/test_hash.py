@@ -1,4 +1,5 @@
-"""Content hash: stable for equal experiments, different for any changed field."""
+"""Content hash: stable for equal simulations, different for any changed field that changes the
+simulation, never shared by results of different engine semantics."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dflab.config import Experiment
+from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.loading import load_experiment, preset, validate
 
 # Every string field's alternative value; a new string field fails the sensitivity test below
@@ -25,11 +26,13 @@ OTHER_STRING = {
     "routing.intra_group": "adaptive",
     "routing.q_update": "plain",
 }
-# The hash of the all-defaults experiment.
-GOLDEN = "505b961a0f30c05b"
+# Keys that change how a run is carried out or labelled, never its results.
+NOT_HASHED = {"name", "run.check"}
+# The hash of the all-defaults experiment under this engine semantics.
+GOLDEN = "9524cce8cfa1834d"
 BASE = {
     "topology": {"p": 2, "a": 4, "h": 2, "g": 5, "links_per_pair": 1},
-    "routing": {"vcs": 2},
+    "routing": {"algorithm": "UGALn", "vcs": 4, "adaptive_threshold": 1.5},
     "traffic": {"source_queue_packets": 8},
 }
 
@@ -58,20 +61,24 @@ def test_hash_format_and_golden_value() -> None:
     experiment = Experiment()
     key = experiment.content_hash()
     assert re.fullmatch(r"[0-9a-f]{16}", key)
-    # Only non-default fields are hashed: the defaults hash as an empty document (plus the
-    # computed g), so keys added later with defaults leave existing store keys unchanged.
-    canonical = json.dumps(
-        [Experiment.HASH_SCHEMA, {"topology": {"g": 33}}], sort_keys=True, separators=(",", ":")
+    # The key is the hash of the engine's canonical form (name and execution-only keys left
+    # out) with the engine's semantics version.
+    canonical = experiment.canonical()
+    canonical.pop("name")
+    canonical["run"].pop("check")
+    text = json.dumps(
+        [Experiment.HASH_SCHEMA, ENGINE_SEMANTICS, canonical], sort_keys=True, separators=(",", ":")
     )
-    assert key == hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    assert key == hashlib.sha256(text.encode()).hexdigest()[:16]
     # Store keys of existing results depend on this; change it only on purpose.
     assert key == GOLDEN
 
 
 def test_hash_ignores_key_order_spelling_and_preset_shorthand(tmp_path: Path) -> None:
     a = validate(Experiment, {"traffic": {"load": 0.3, "pattern": "UR"}, "seed": 2})
-    b = validate(Experiment, {"seed": 2, "traffic": {"pattern": "ur", "load": 0.3}})
-    assert a.content_hash() == b.content_hash()
+    b = validate(Experiment, {"seed": 2, "traffic": {"pattern": "uniform", "load": 0.3}})
+    c = validate(Experiment, {"seed": 2, "traffic": {"pattern": {"kind": "ur"}, "load": 0.3}})
+    assert a.content_hash() == b.content_hash() == c.content_hash()
     expanded = json.loads(preset("qadaptive-1056").to_engine_json())
     assert validate(Experiment, expanded).content_hash() == preset("qadaptive-1056").content_hash()
     path = tmp_path / "e.toml"
@@ -79,9 +86,22 @@ def test_hash_ignores_key_order_spelling_and_preset_shorthand(tmp_path: Path) ->
     assert load_experiment(path).content_hash() == a.content_hash()
 
 
+def test_a_knob_of_another_algorithm_hashes_like_its_absence() -> None:
+    # MIN with Q-learning and UGAL-L knobs is the same simulation as MIN: the same key.
+    plain = validate(Experiment, {"routing": {"algorithm": "MIN"}})
+    knobs = validate(Experiment, {"routing": {"algorithm": "min", "q_thld1": 0.3, "bias": 5.0}})
+    assert knobs.content_hash() == plain.content_hash() == GOLDEN
+    # The same knob where it applies changes the key.
+    q = validate(Experiment, {"routing": {"algorithm": "Q-adaptive"}})
+    q_knob = validate(Experiment, {"routing": {"algorithm": "Q-adaptive", "q_thld1": 0.3}})
+    assert q.content_hash() != q_knob.content_hash()
+    # A default written out is the default.
+    q_default = validate(Experiment, {"routing": {"algorithm": "Q-adaptive", "q_thld1": 0.2}})
+    assert q_default.content_hash() == q.content_hash()
+
+
 def test_hash_of_links_per_pair_follows_the_network() -> None:
-    # One-link networks keep the keys they had before links_per_pair could be derived; a
-    # derived value hashes like the same value written out, and unlike a different one.
+    # A derived value hashes like the same value written out, and unlike a different one.
     assert validate(Experiment, {"topology": {"links_per_pair": 1}}).content_hash() == GOLDEN
     derived = validate(Experiment, {"topology": {"g": 9}}).content_hash()
     explicit = validate(Experiment, {"topology": {"g": 9, "links_per_pair": 4}}).content_hash()
@@ -89,15 +109,19 @@ def test_hash_of_links_per_pair_follows_the_network() -> None:
     assert derived == explicit != sparse
 
 
-@pytest.mark.parametrize(
-    ("path", "value"), _leaves(json.loads(validate(Experiment, BASE).to_engine_json()))
-)
+@pytest.mark.parametrize(("path", "value"), _leaves(validate(Experiment, BASE).canonical()))
 def test_every_field_changes_the_hash(path: str, value: Any) -> None:
     base = validate(Experiment, BASE)
-    data = json.loads(base.to_engine_json())
+    data = base.canonical()
     node = data
     *parents, last = path.split(".")
     for part in parents:
         node = node[part]
+    if value is None:
+        pytest.skip(f"{path} is unset in the base")
     node[last] = _changed(path, value)
-    assert validate(Experiment, data).content_hash() != base.content_hash()
+    changed = validate(Experiment, data).content_hash()
+    if path in NOT_HASHED:
+        assert changed == base.content_hash(), path
+    else:
+        assert changed != base.content_hash(), path

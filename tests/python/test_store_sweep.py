@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from dflab.api import Summary
-from dflab.config import Experiment
+from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, validate
 from dflab.store import Store, atomic_write
@@ -75,13 +75,35 @@ def test_finished_points_are_stored_and_not_rerun(tmp_path: Path) -> None:
 
     record = json.loads((store.points_dir / f"{outcome.points[0].key}.json").read_text())
     assert record["coords"] == {"routing": "MIN", "traffic": "ur", "load": 0.2, "seed": 1}
-    assert record["config"] == outcome.points[0].experiment.engine_dict()
+    assert record["config"] == outcome.points[0].experiment.canonical()
+    assert record["engine_semantics"] == ENGINE_SEMANTICS
     assert record["hops_histogram"] == [0, 1, 2]
+    assert (
+        json.loads((store.root / "store.json").read_text())["engine_semantics"] == ENGINE_SEMANTICS
+    )
 
     again = Counting()
     rerun = _sweep(store, again)
     assert again.calls == []
     assert (rerun.ran, rerun.skipped) == (0, 6)
+
+
+def test_a_store_of_other_engine_semantics_is_refused_not_mixed(tmp_path: Path) -> None:
+    # A store made before the manifest existed (points, no store.json) ...
+    old = Store(tmp_path / "old")
+    old.points_dir.mkdir(parents=True)
+    (old.points_dir / "0123456789abcdef.json").write_text("{}")
+    with pytest.raises(UserError, match=r"holds results of an older dflab .*never mixed"):
+        _sweep(old, Counting())
+    # ... and one of another semantics.
+    other = Store(tmp_path / "other")
+    other.create()
+    manifest = json.loads(other.manifest.read_text())
+    other.manifest.write_text(json.dumps({**manifest, "engine_semantics": ENGINE_SEMANTICS - 1}))
+    with pytest.raises(
+        UserError, match=rf"holds results of engine semantics {ENGINE_SEMANTICS - 1}"
+    ):
+        _sweep(other, Counting())
 
 
 def test_crash_keeps_finished_points_and_rerun_does_the_rest(tmp_path: Path) -> None:

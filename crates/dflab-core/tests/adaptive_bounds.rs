@@ -9,7 +9,7 @@
 
 mod common;
 use common::{hpdc, run};
-use dflab_core::config::{Arrangement, Experiment, Intermediate, IntraGroup};
+use dflab_core::config::{Arrangement, Experiment};
 use dflab_core::routing::registry::declared_bounds;
 use dflab_core::topology::Topology;
 
@@ -53,17 +53,17 @@ fn small_networks_stay_within_bounds_past_saturation() {
                 e.seed = (10 * i + j) as u64;
                 if j == 1 {
                     // The other intermediate rule, several UGAL-L candidates, a lower threshold.
-                    e.routing.intermediate = Intermediate::Any;
-                    e.routing.nonmin_candidates = 3;
-                    e.routing.adaptive_threshold = 1.0;
-                    e.routing.bias = -2.0;
+                    e.routing.set("intermediate", "any");
+                    e.routing.set("nonmin_candidates", 3);
+                    e.routing.set("adaptive_threshold", 1.0);
+                    e.routing.set("bias", -2.0);
                 }
                 if j == 3 {
                     // Multi-flit packets in shallow buffers, and the intra-group detour.
                     e.network.packet_flits = 2;
                     e.network.input_buffer_flits = 6;
                     e.network.output_buffer_flits = 4;
-                    e.routing.intra_group = IntraGroup::Adaptive;
+                    e.routing.set("intra_group", "adaptive");
                 }
                 let r = dflab_core::simulate(&e).unwrap_or_else(|err| panic!("{name} {pattern} {arr:?} l={l}: {err}"));
                 assert!(r.summary.packets_delivered > 0, "{name} {pattern}");
@@ -98,7 +98,7 @@ fn intra_group_detours_happen_only_when_asked() {
         e.traffic.load = 0.9;
         let direct = run(&e);
         assert_eq!(direct.hops_histogram, [0, direct.summary.packets_delivered], "{name}");
-        e.routing.intra_group = IntraGroup::Adaptive;
+        e.routing.set("intra_group", "adaptive");
         let adaptive = run(&e);
         assert!(adaptive.hops_histogram.len() == 3 && adaptive.summary.minimal_fraction < 0.9, "{name}");
         assert!(adaptive.summary.accepted_load > direct.summary.accepted_load * 1.2, "{name}");

@@ -2,13 +2,15 @@
 //! (docs/qadaptive.md) and its validation targets, on the `qadaptive-1056` topology, without
 //! the engine (through the routing harness).
 
-use dflab_core::config::{NetworkConfig, RoutingConfig};
+use dflab_core::config::NetworkConfig;
 use dflab_core::network::Packet;
 use dflab_core::routing::harness::{Harness, Net};
 use dflab_core::routing::paths::port_to_group;
 use dflab_core::routing::q_adaptive::QAdaptive;
 use dflab_core::routing::q_routing::QRouting;
-use dflab_core::routing::q_table::{state_bytes_per_router, Feedback, QHeader, QParams, QTable};
+use dflab_core::routing::q_table::{
+    state_bytes_per_router, Feedback, QAdaptiveParams, QHeader, QParams, QRoutingParams, QTable,
+};
 use dflab_core::routing::{canonical_algorithm, Dest, Rng, Routing};
 use dflab_core::topology::Topology;
 use dflab_core::Experiment;
@@ -25,7 +27,7 @@ fn topo_2550() -> Topology {
 }
 
 fn params(epsilon: f64) -> QParams {
-    QParams { epsilon, ..QParams::from_config(&RoutingConfig::default(), &NetworkConfig::default()) }
+    QParams { epsilon, ..QParams::adaptive(&QAdaptiveParams::default(), &NetworkConfig::default()) }
 }
 
 /// Q-adaptive on an empty `qadaptive-1056` network.
@@ -70,7 +72,7 @@ fn initial_table_of_router_0_matches_the_reference() {
     // Initial values follow the configured latencies.
     let mut net = NetworkConfig::default();
     (net.global_latency_ns, net.local_latency_ns) = (100.0, 20.0);
-    let q2 = QAdaptive::new(&t, QParams::from_config(&RoutingConfig::default(), &net));
+    let q2 = QAdaptive::new(&t, QParams::adaptive(&QAdaptiveParams::default(), &net));
     assert_eq!(q2.initial_table(&t, 0).get(0, 7), 100.0);
     assert_eq!(q2.initial_table(&t, 0).get(0, 8), 120.0);
 }
@@ -123,8 +125,8 @@ fn hysteretic_update_with_truncation() {
     q.message(0, port, fb(dst, src, 320_900, 0.0));
     assert!((table(&q, 0).get(row, col) - (300.0 + 0.04 * 20.9)).abs() < 1e-9);
     // Plain update: α for bad news too.
-    let rc = RoutingConfig { q_update: dflab_core::config::QUpdate::Plain, ..RoutingConfig::default() };
-    let mut q = harness(QParams::from_config(&rc, &NetworkConfig::default()));
+    let plain = QAdaptiveParams { q_update: dflab_core::config::QUpdate::Plain, ..Default::default() };
+    let mut q = harness(QParams::adaptive(&plain, &NetworkConfig::default()));
     q.message(0, port, fb(dst, src, 1_000_000, 500.0));
     assert_eq!(table(&q, 0).get(row, col), 300.0 + 0.2 * 1200.0);
 }
@@ -315,12 +317,11 @@ fn names_parse_and_build_with_the_reference_bounds() {
     }
     let e = Experiment::default();
     let t = topo_1056();
-    let r = QAdaptive::new(&t, (&e).into());
+    let r = QAdaptive::new(&t, QParams::adaptive(&QAdaptiveParams::default(), &e.network));
     let learning = dflab_core::routing::Hooks::DEPART.with(dflab_core::routing::Hooks::MSG);
     assert_eq!((r.vcs().max(), r.max_hops(), QAdaptive::HOOKS.has(learning)), (5, 5, true));
-    let mut e = Experiment::default();
-    e.routing.max_q = 4;
-    let r = QRouting::new(&t, (&e).into());
+    let four = QRoutingParams { max_q: 4, ..Default::default() };
+    let r = QRouting::new(&t, QParams::routing(&four, &e.network));
     assert_eq!((r.vcs().max(), r.max_hops(), QRouting::HOOKS.has(learning)), (7, 7, true));
     // Knob validation names the field.
     for (doc, field) in [
@@ -335,5 +336,9 @@ fn names_parse_and_build_with_the_reference_bounds() {
     }
     let e =
         Experiment::from_json(r#"{"routing": {"algorithm": "Q-adaptive", "q_thld1": 0.05, "q_thld2": 0.4}}"#).unwrap();
-    assert_eq!((e.routing.q_thld1, e.routing.q_thld2, e.routing.learning_rate), (0.05, 0.4, 0.2));
+    let p = e.canonical().unwrap().routing.params;
+    assert_eq!(
+        (p["q_thld1"].as_f64(), p["q_thld2"].as_f64(), p["learning_rate"].as_f64()),
+        (Some(0.05), Some(0.4), Some(0.2))
+    );
 }

@@ -35,7 +35,7 @@ fn q_adaptive_stays_within_5_hops_and_5_vcs_under_load() {
     }
     // Full exploration reaches the 5-hop worst case, and never beyond.
     let mut e = small("Q-adaptive", "ur", 0.3, 10.0, 100.0);
-    e.routing.epsilon = 1.0;
+    e.routing.set("epsilon", 1.0);
     let r = run(&e);
     assert_eq!(max_hops(&r.hops_histogram), 5, "{:?}", r.hops_histogram);
     // The real system, briefly, at a load past MIN's UR saturation.
@@ -94,8 +94,8 @@ fn q_routing_respects_max_q_plus_3() {
     for max_q in [0usize, 2, 4] {
         for (pattern, load, eps) in [("ur", 0.8, 0.001), ("adv+1", 0.4, 0.001), ("ur", 0.2, 1.0)] {
             let mut e = small("Q-routing", pattern, load, 20.0, 150.0);
-            e.routing.max_q = max_q;
-            e.routing.epsilon = eps;
+            e.routing.set("max_q", max_q);
+            e.routing.set("epsilon", eps);
             let r = run(&e);
             assert!(r.summary.packets_delivered > 5_000);
             let longest = max_hops(&r.hops_histogram);
@@ -110,7 +110,7 @@ fn q_routing_respects_max_q_plus_3() {
 #[test]
 fn q_routing_diverts_under_adv1() {
     let mut e = small("Q-routing", "adv+1", 0.4, 200.0, 100.0);
-    e.routing.max_q = 2;
+    e.routing.set("max_q", 2);
     let r = run(&e);
     let m = run(&small("MIN", "adv+1", 0.4, 200.0, 100.0));
     assert!(r.summary.minimal_fraction < 0.8, "{}", r.summary.minimal_fraction);

@@ -50,6 +50,27 @@ fn validate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAn
     json_to_py(py, &cfg.to_json())
 }
 
+/// The canonical effective config (the result store's key): the canonical algorithm with only
+/// its parameters, defaults filled, canonical patterns, derived `g` and `links_per_pair`.
+#[pyfunction]
+fn canonical<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = parse(config_json)?.canonical().map_err(to_py)?;
+    json_to_py(py, &cfg.to_json())
+}
+
+/// The experiment schema the Python models, the docs' key tables and the CLI help are
+/// generated from (a JSON Schema with the algorithms and patterns under `x-dflab`).
+#[pyfunction]
+fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    json_to_py(py, &dflab_core::config::schema::document().to_string())
+}
+
+/// The version of the model's semantics (results of different versions are never mixed).
+#[pyfunction]
+fn engine_semantics() -> u32 {
+    dflab_core::ENGINE_SEMANTICS
+}
+
 /// The routing algorithms the engine implements, by their papers' names.
 #[pyfunction]
 fn routing_names() -> Vec<&'static str> {
@@ -86,6 +107,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_semantics, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(routing_names, m)?)?;

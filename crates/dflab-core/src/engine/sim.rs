@@ -522,7 +522,7 @@ mod tests {
         let cfg = Experiment::from_json(doc).unwrap();
         let summary = |start: u32| {
             let topo = Topology::new(&cfg.topology).unwrap();
-            let mut sim = Simulation::new(&cfg, topo, Par::new((&cfg).into())).unwrap();
+            let mut sim = Simulation::new(&cfg, topo, Par::new(Default::default())).unwrap();
             sim.fab.lru_clock = start;
             let mut s = sim.run().unwrap().summary;
             (s.wall_s, s.ns_per_router_traversal, s.sim_us_per_wall_s) = (0.0, 0.0, 0.0);

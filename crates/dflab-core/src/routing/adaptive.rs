@@ -4,38 +4,41 @@
 //! that stay inside their group.
 
 use rand::Rng as _;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::paths::{in_destination_group, port_to_router, port_to_router_id, random_intermediate_router};
 use super::valiant::hdr_mut;
 use super::{Hop, Rng, RouterView};
-use crate::config::{Experiment, Intermediate, IntraGroup, RoutingConfig};
+use crate::config::{Intermediate, IntraGroup, RoutingParams};
 use crate::network::Packet;
 
-/// The knobs of `RoutingConfig` the family reads.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Params {
-    pub threshold: f64,
+/// The parameters of UGALg, UGALn and PAR (the Q-adaptive reference code's defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdaptiveParams {
+    /// Non-minimal iff `q_min > floor(adaptive_threshold · q_nm)` (UGALg, UGALn, PAR).
+    #[schemars(range(min = 0.0))]
+    pub adaptive_threshold: f64,
+    /// How the Valiant intermediate router is drawn: outside the source and destination groups
+    /// (the reference), or any router, minimal when it falls in either (BookSim).
     pub intermediate: Intermediate,
+    /// Intra-group packets: always the direct hop (every reference), or the algorithm's rule
+    /// against a detour through a third router of the group.
     pub intra_group: IntraGroup,
 }
 
-impl Params {
-    pub fn from_config(cfg: &RoutingConfig) -> Params {
-        Params { threshold: cfg.adaptive_threshold, intermediate: cfg.intermediate, intra_group: cfg.intra_group }
+impl Default for AdaptiveParams {
+    fn default() -> AdaptiveParams {
+        AdaptiveParams {
+            adaptive_threshold: 2.0,
+            intermediate: Intermediate::Outside,
+            intra_group: IntraGroup::Minimal,
+        }
     }
 }
 
-impl From<&Experiment> for Params {
-    fn from(exp: &Experiment) -> Params {
-        Params::from_config(&exp.routing)
-    }
-}
-
-impl Default for Params {
-    fn default() -> Params {
-        Params::from_config(&RoutingConfig::default())
-    }
-}
+impl RoutingParams for AdaptiveParams {}
 
 /// The Valiant intermediate router of a packet from `src_group` to `dst_group`, or None when it
 /// has no non-minimal candidate and must go minimally.

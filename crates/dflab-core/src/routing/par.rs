@@ -23,7 +23,7 @@
 //! reference's). Not offered: drawing a new intermediate at the re-evaluation (Jiang's older
 //! BookSim branch; the reference and Jiang's `SRP_IAR` branch keep the first one).
 
-use super::adaptive::{draw_intermediate, reference_decision, route_intra_group, Params};
+use super::adaptive::{draw_intermediate, reference_decision, route_intra_group, AdaptiveParams};
 use super::paths::port_to_group;
 use super::valiant::{hdr, hdr_mut, Layout, ValiantHeader, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
 use super::vc::PhaseVcs;
@@ -43,16 +43,16 @@ const VC_NONMIN: u8 = 1;
 const UNSURE_MINIMAL: u8 = 3;
 
 pub struct Par {
-    params: Params,
+    params: AdaptiveParams,
 }
 
 impl Par {
-    pub fn new(params: Params) -> Par {
+    pub fn new(params: AdaptiveParams) -> Par {
         Par { params }
     }
 
     fn decide(&self, view: &RouterView, min_port: u16, nm_port: u16) -> bool {
-        reference_decision(view, min_port, nm_port, VC_MIN, VC_NONMIN, self.params.threshold)
+        reference_decision(view, min_port, nm_port, VC_MIN, VC_NONMIN, self.params.adaptive_threshold)
     }
 
     fn first_decision(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn source_decision_is_the_ugal_rule() {
         let mut net = net();
-        let alg = Par::new(Params::default());
+        let alg = Par::new(AdaptiveParams::default());
         for seed in 0..100 {
             assert!(!walk_pkt(&net, &alg, 0, FAR, seed).1.nonminimal);
         }
@@ -183,7 +183,7 @@ mod tests {
             .find(|&p| net.topo.global_port_group(1, p) == 5)
             .unwrap();
         net.set_used_credits(1, gw_port, 0, 8);
-        let alg = Par::new(Params::default());
+        let alg = Par::new(AdaptiveParams::default());
         for seed in 0..300 {
             let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
             assert_eq!((path[0].router, path[0].vc), (0, VC_UNSURE), "decided minimal at the source");
@@ -208,7 +208,7 @@ mod tests {
         for port in net.topo.first_local_port()..net.topo.radix as u16 {
             net.set_used_credits(1, port, 0, if port == gw_port { 6 } else { 3 });
         }
-        let alg = Par::new(Params::default());
+        let alg = Par::new(AdaptiveParams::default());
         for seed in 0..300 {
             let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
             assert!(!pkt.nonminimal, "seed {seed}");
@@ -227,7 +227,7 @@ mod tests {
     fn packets_at_a_gateway_source_are_never_re_evaluated() {
         // Node 0 reaches group 2 over router 0's own global link: no second router.
         let net = net();
-        let alg = Par::new(Params::default());
+        let alg = Par::new(AdaptiveParams::default());
         let (path, pkt) = walk_pkt(&net, &alg, 0, 2 * 32 + 5, 3);
         assert!(!pkt.nonminimal);
         assert_eq!(net.topo.class_of_port(path[0].port), LinkClass::Global);
@@ -245,7 +245,7 @@ mod tests {
                 }
             }
         }
-        let alg = Par::new(Params::default());
+        let alg = Par::new(AdaptiveParams::default());
         let mut seen_seven = false;
         let mut second = 0;
         for (i, (src, dst)) in net.sample_pairs(4000, 11).into_iter().enumerate() {

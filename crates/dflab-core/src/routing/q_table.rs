@@ -8,9 +8,11 @@
 
 use bytemuck::{Pod, Zeroable};
 use rand::Rng as _;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{Rng, RouterView};
-use crate::config::{Experiment, NetworkConfig, QUpdate, RoutingConfig};
+use crate::config::{NetworkConfig, QUpdate, RoutingParams};
 use crate::topology::{Topology, NONE};
 use crate::units::Time;
 
@@ -43,7 +45,86 @@ pub struct Feedback {
     pub estimate: f64,
 }
 
-/// The learning knobs of `RoutingConfig`, plus the link latencies used for initial values.
+/// The parameters of Q-adaptive (the HPDC'21 1056-node values; the 2550-node system uses
+/// `q_thld1 = 0.05`, `q_thld2 = 0.4`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct QAdaptiveParams {
+    /// α, the learning rate for targets below the current Q (good news).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
+    pub learning_rate: f64,
+    /// β, the learning rate for targets at or above the current Q (bad news).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
+    pub learning_rate2: f64,
+    /// ε-greedy exploration probability at the decision points.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub epsilon: f64,
+    /// Relative threshold at the source router.
+    pub q_thld1: f64,
+    /// Relative threshold at the first router of an intermediate group.
+    pub q_thld2: f64,
+    /// Hysteretic (α/β) or plain (α only) update.
+    pub q_update: QUpdate,
+    /// Truncate Q to whole ns after each update (the reference's int64 tables).
+    pub q_truncate: bool,
+}
+
+impl Default for QAdaptiveParams {
+    fn default() -> Self {
+        QAdaptiveParams {
+            learning_rate: 0.2,
+            learning_rate2: 0.04,
+            epsilon: 0.001,
+            q_thld1: 0.2,
+            q_thld2: 0.35,
+            q_update: QUpdate::Hysteretic,
+            q_truncate: true,
+        }
+    }
+}
+
+impl RoutingParams for QAdaptiveParams {}
+
+/// The parameters of Q-routing (the learning ones as Q-adaptive's).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct QRoutingParams {
+    /// α, the learning rate for targets below the current Q (good news).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
+    pub learning_rate: f64,
+    /// β, the learning rate for targets at or above the current Q (bad news).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
+    pub learning_rate2: f64,
+    /// ε-greedy exploration probability.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub epsilon: f64,
+    /// Router hops decided by the Q-table before minimal routing (VCs = max_q + 3).
+    #[schemars(range(max = 32))]
+    pub max_q: usize,
+    /// Hysteretic (α/β) or plain (α only) update.
+    pub q_update: QUpdate,
+    /// Truncate Q to whole ns after each update.
+    pub q_truncate: bool,
+}
+
+impl Default for QRoutingParams {
+    fn default() -> Self {
+        let q = QAdaptiveParams::default();
+        QRoutingParams {
+            learning_rate: q.learning_rate,
+            learning_rate2: q.learning_rate2,
+            epsilon: q.epsilon,
+            max_q: 2,
+            q_update: q.q_update,
+            q_truncate: q.q_truncate,
+        }
+    }
+}
+
+impl RoutingParams for QRoutingParams {}
+
+/// The learning routings' parameters as they run, with the link latencies of the initial
+/// values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QParams {
     /// α, applied when the target is below the current value (good news).
@@ -61,34 +142,44 @@ pub struct QParams {
 }
 
 impl QParams {
-    pub fn from_config(r: &RoutingConfig, n: &NetworkConfig) -> QParams {
-        let beta = match r.q_update {
-            QUpdate::Hysteretic => r.learning_rate2,
-            QUpdate::Plain => r.learning_rate,
-        };
+    /// Q-adaptive's parameters on network `n`.
+    pub fn adaptive(p: &QAdaptiveParams, n: &NetworkConfig) -> QParams {
+        let beta = if p.q_update == QUpdate::Hysteretic { p.learning_rate2 } else { p.learning_rate };
         QParams {
-            alpha: r.learning_rate,
+            alpha: p.learning_rate,
             beta,
-            epsilon: r.epsilon,
-            thld1: r.q_thld1,
-            thld2: r.q_thld2,
-            max_q: r.max_q as u32,
-            truncate: r.q_truncate,
+            epsilon: p.epsilon,
+            thld1: p.q_thld1,
+            thld2: p.q_thld2,
+            max_q: 0,
+            truncate: p.q_truncate,
+            local_latency_ns: n.local_latency_ns,
+            global_latency_ns: n.global_latency_ns,
+        }
+    }
+
+    /// Q-routing's parameters on network `n`.
+    pub fn routing(p: &QRoutingParams, n: &NetworkConfig) -> QParams {
+        let beta = if p.q_update == QUpdate::Hysteretic { p.learning_rate2 } else { p.learning_rate };
+        QParams {
+            alpha: p.learning_rate,
+            beta,
+            epsilon: p.epsilon,
+            thld1: 0.0,
+            thld2: 0.0,
+            max_q: p.max_q as u32,
+            truncate: p.q_truncate,
             local_latency_ns: n.local_latency_ns,
             global_latency_ns: n.global_latency_ns,
         }
     }
 }
 
-impl From<&Experiment> for QParams {
-    fn from(exp: &Experiment) -> QParams {
-        QParams::from_config(&exp.routing, &exp.network)
-    }
-}
-
 impl Default for QParams {
+    /// Q-adaptive's defaults on the HPDC'21 network.
     fn default() -> QParams {
-        QParams::from_config(&RoutingConfig::default(), &NetworkConfig::default())
+        let max_q = QRoutingParams::default().max_q as u32;
+        QParams { max_q, ..QParams::adaptive(&QAdaptiveParams::default(), &NetworkConfig::default()) }
     }
 }
 

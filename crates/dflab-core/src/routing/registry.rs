@@ -3,16 +3,25 @@
 //! case-insensitively. Everything else (the list of names, parsing, dispatch to the engine
 //! compiled for the algorithm's type) follows from this table.
 
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use super::adaptive::AdaptiveParams;
 use super::minimal::Minimal;
 use super::par::Par;
 use super::q_adaptive::QAdaptive;
 use super::q_routing::QRouting;
+use super::q_table::{QAdaptiveParams, QParams, QRoutingParams};
 use super::ugal::Ugal;
-use super::ugal_global::UgalGlobal;
-use super::ugal_l::UgalL;
+use super::ugal_global::{UgalGParams, UgalGlobal};
+use super::ugal_l::{UgalL, UgalLParams};
 use super::valiant::Valiant;
 use super::{BuildCtx, Routing};
-use crate::config::Experiment;
+use crate::config::routing::param_keys;
+use crate::config::schema::{inline_schema_for, properties};
+use crate::config::{Experiment, NoParams};
 use crate::error::{Error, Result};
 use crate::topology::Topology;
 
@@ -24,41 +33,103 @@ pub trait Visit {
 }
 
 macro_rules! algorithms {
-    ($( $name:literal $(| $alias:literal)* => $build:expr ),* $(,)?) => {
+    ($( $name:literal $(| $alias:literal)* => $params:ty => $build:expr ),* $(,)?) => {
         /// The canonical names of the registered algorithms.
         pub const ALGORITHM_NAMES: &[&str] = &[$($name),*];
 
         /// Other accepted spellings, with the name they stand for.
         pub const ALGORITHM_ALIASES: &[(&str, &str)] = &[$( $( ($alias, $name), )* )*];
 
-        /// Build algorithm `name` (canonical or alias, any case) for `topo` and hand both to
-        /// `visit`.
+        /// Build algorithm `name` (canonical or alias, any case) with the parameters of `exp`
+        /// for `topo`, and hand both to `visit`.
         pub(super) fn dispatch<V: Visit>(name: &str, topo: Topology, exp: &Experiment, visit: V) -> Result<V::Output> {
             let canonical = canonical_algorithm(name)?;
             $(
                 if canonical == $name {
+                    let params: $params = exp.routing.params_as(known_keys())?;
                     #[allow(clippy::redundant_closure_call)]
-                    let routing = ($build)(&BuildCtx { topo: &topo, exp })?;
+                    let routing = ($build)(&BuildCtx { topo: &topo, exp }, params)?;
                     return visit.visit(routing, topo);
                 }
             )*
             unreachable!("canonical_algorithm returns a registered name")
         }
+
+        /// Every algorithm: its name, aliases and parameter keys.
+        pub fn algorithm_table() -> Vec<(&'static str, Vec<&'static str>, Vec<String>)> {
+            vec![$( ($name, vec![$($alias),*], param_keys::<$params>()) ),*]
+        }
+
+        /// Every parameter key of every algorithm: its schema and the algorithms that have it.
+        pub fn params_union() -> BTreeMap<String, (Value, Vec<&'static str>)> {
+            let mut all: BTreeMap<String, (Value, Vec<&'static str>)> = BTreeMap::new();
+            $(
+                for (key, schema) in properties(&inline_schema_for::<$params>()) {
+                    all.entry(key).or_insert_with(|| (schema, Vec::new())).1.push($name);
+                }
+            )*
+            all
+        }
+
+        /// The effective parameters of `exp`'s algorithm: the given ones with the defaults.
+        pub fn effective_params(exp: &Experiment) -> Result<Map<String, Value>> {
+            let canonical = canonical_algorithm(&exp.routing.algorithm)?;
+            $(
+                if canonical == $name {
+                    let params: $params = exp.routing.params_as(known_keys())?;
+                    return match serde_json::to_value(params).expect("parameters serialise") {
+                        Value::Object(m) => Ok(m),
+                        _ => Ok(Map::new()),
+                    };
+                }
+            )*
+            unreachable!("canonical_algorithm returns a registered name")
+        }
+
+        /// Check the routing parameters of `exp`: its algorithm's, and each given parameter of
+        /// another algorithm against that algorithm's definition (ignored, but never wrong).
+        pub fn check_params(exp: &Experiment) -> Result<()> {
+            effective_params(exp)?;
+            let r = &exp.routing;
+            $(
+                {
+                    let own = param_keys::<$params>();
+                    if r.params.keys().any(|k| own.contains(k)) {
+                        let mine = crate::config::RoutingConfig {
+                            algorithm: $name.into(),
+                            vcs: None,
+                            params: r.params.iter().filter(|(k, _)| own.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect(),
+                        };
+                        mine.params_as::<$params>(known_keys())?;
+                    }
+                }
+            )*
+            Ok(())
+        }
     };
 }
 
-// The one registration line per algorithm.
+// The one registration line per algorithm: names, parameter type, constructor.
 algorithms! {
-    "MIN" | "minimal" => |cx: &BuildCtx| Ok::<_, Error>(Minimal::new(cx.topo)),
-    "VALg" => |_: &BuildCtx| Ok::<_, Error>(Valiant::to_group()),
-    "VALn" | "val" | "valiant" => |_: &BuildCtx| Ok::<_, Error>(Valiant::to_router()),
-    "UGALg" | "ugal-3vc" => |cx: &BuildCtx| Ok::<_, Error>(Ugal::to_group(cx.exp.into())),
-    "UGALn" | "ugal-n" | "ugal-4vc" => |cx: &BuildCtx| Ok::<_, Error>(Ugal::to_router(cx.exp.into())),
-    "UGAL-L" => |cx: &BuildCtx| Ok::<_, Error>(UgalL::new(&cx.exp.routing)),
-    "UGAL-G" => |cx: &BuildCtx| Ok::<_, Error>(UgalGlobal::new(&cx.exp.routing)),
-    "PAR" => |cx: &BuildCtx| Ok::<_, Error>(Par::new(cx.exp.into())),
-    "Q-adaptive" | "qadaptive" => |cx: &BuildCtx| Ok::<_, Error>(QAdaptive::new(cx.topo, cx.exp.into())),
-    "Q-routing" | "qrouting" => |cx: &BuildCtx| Ok::<_, Error>(QRouting::new(cx.topo, cx.exp.into())),
+    "MIN" | "minimal" => NoParams => |cx: &BuildCtx, _| Ok::<_, Error>(Minimal::new(cx.topo)),
+    "VALg" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_group()),
+    "VALn" | "val" | "valiant" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_router()),
+    "UGALg" | "ugal-3vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_group(p)),
+    "UGALn" | "ugal-n" | "ugal-4vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_router(p)),
+    "UGAL-L" => UgalLParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalL::new(p)),
+    "UGAL-G" => UgalGParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalGlobal::new(p)),
+    "PAR" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Par::new(p)),
+    "Q-adaptive" | "qadaptive" => QAdaptiveParams =>
+        |cx: &BuildCtx, p| Ok::<_, Error>(QAdaptive::new(cx.topo, QParams::adaptive(&p, &cx.exp.network))),
+    "Q-routing" | "qrouting" => QRoutingParams =>
+        |cx: &BuildCtx, p| Ok::<_, Error>(QRouting::new(cx.topo, QParams::routing(&p, &cx.exp.network))),
+}
+
+/// Every parameter key of every algorithm (those a configuration may give and the chosen
+/// algorithm ignores).
+pub fn known_keys() -> &'static [String] {
+    static KEYS: OnceLock<Vec<String>> = OnceLock::new();
+    KEYS.get_or_init(|| params_union().into_keys().collect())
 }
 
 /// The VCs (the larger class count) and the hop bound that algorithm `exp.routing.algorithm`

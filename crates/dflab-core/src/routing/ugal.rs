@@ -20,7 +20,7 @@
 //! the same rule to intra-group packets against a detour through a random third router of the
 //! group (the reference always routes them minimally).
 
-use super::adaptive::{draw_intermediate, reference_decision, route_intra_group, Params};
+use super::adaptive::{draw_intermediate, reference_decision, route_intra_group, AdaptiveParams};
 use super::paths::port_to_group;
 use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_G, LAYOUT_N, TO_DESTINATION};
 use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
@@ -29,17 +29,17 @@ use crate::topology::Topology;
 
 pub struct Ugal {
     layout: Layout,
-    params: Params,
+    params: AdaptiveParams,
 }
 
 impl Ugal {
     /// UGALg: Valiant to a group, 3 VCs.
-    pub fn to_group(params: Params) -> Ugal {
+    pub fn to_group(params: AdaptiveParams) -> Ugal {
         Ugal { layout: LAYOUT_G, params }
     }
 
     /// UGALn: Valiant to a router, 4 VCs.
-    pub fn to_router(params: Params) -> Ugal {
+    pub fn to_router(params: AdaptiveParams) -> Ugal {
         Ugal { layout: LAYOUT_N, params }
     }
 
@@ -47,7 +47,7 @@ impl Ugal {
         let topo = view.topo;
         let dst_group = topo.group_of(pkt.dst_router);
         let l = self.layout.vc;
-        let threshold = self.params.threshold;
+        let threshold = self.params.adaptive_threshold;
         hdr_mut(pkt).phase = TO_DESTINATION;
         if view.group == dst_group {
             return route_intra_group(view, pkt, self.params.intra_group, l.to_group, l.destination, rng, |m, n| {
@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn empty_network_routes_minimally() {
         let net = hpdc();
-        for alg in [Ugal::to_group(Params::default()), Ugal::to_router(Params::default())] {
+        for alg in [Ugal::to_group(AdaptiveParams::default()), Ugal::to_router(AdaptiveParams::default())] {
             assert_eq!(decide(&alg, &net, FAR, 0..200).0, 0);
             assert_eq!(decide(&alg, &net, NEAR, 0..200).0, 0);
         }
@@ -140,7 +140,7 @@ mod tests {
         let mut net = hpdc();
         let min_port = net.topo.local_port(0, 1);
         net.set_used_credits(0, min_port, 0, 5);
-        for alg in [Ugal::to_group(Params::default()), Ugal::to_router(Params::default())] {
+        for alg in [Ugal::to_group(AdaptiveParams::default()), Ugal::to_router(AdaptiveParams::default())] {
             for seed in 0..300 {
                 let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
                 let same_port = path[0].port == min_port;
@@ -160,7 +160,7 @@ mod tests {
                 net.set_used_credits(0, port, 0, 3);
             }
         }
-        let alg = Ugal::to_router(Params::default());
+        let alg = Ugal::to_router(AdaptiveParams::default());
         net.set_used_credits(0, min_port, 0, 6);
         let stays: Vec<bool> = (0..200).map(|s| !walk_pkt(&net, &alg, 0, FAR, s).1.nonminimal).collect();
         assert!(stays.iter().all(|&m| m));
@@ -179,12 +179,12 @@ mod tests {
         // so every packet whose first hop uses the shared port is a same-port decision.
         let port = hpdc().topo.local_port(0, 1);
         for (make, vc_min, vc_nonmin, other) in
-            [(Ugal::to_group as fn(Params) -> Ugal, 1usize, 0usize, 2usize), (Ugal::to_router, 2, 0, 1)]
+            [(Ugal::to_group as fn(AdaptiveParams) -> Ugal, 1usize, 0usize, 2usize), (Ugal::to_router, 2, 0, 1)]
         {
             for (vc, want_nonmin) in [(vc_nonmin, false), (vc_min, true), (other, false)] {
                 let mut net = hpdc();
                 net.set_used_credits(0, port, vc, 10);
-                let alg = make(Params::default());
+                let alg = make(AdaptiveParams::default());
                 let mut same_port = 0;
                 for seed in 0..2000 {
                     let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
@@ -214,7 +214,7 @@ mod tests {
             }
         }
         for (alg, bound, last) in
-            [(Ugal::to_group(Params::default()), 5, 2u8), (Ugal::to_router(Params::default()), 6, 3)]
+            [(Ugal::to_group(AdaptiveParams::default()), 5, 2u8), (Ugal::to_router(AdaptiveParams::default()), 6, 3)]
         {
             let (mut min, mut nonmin) = (0, 0);
             for seed in 0..3000u64 {
@@ -253,10 +253,10 @@ mod tests {
         // 0 -> node 12 (router 3 of group 0), with the direct local port congested.
         let direct = net.topo.local_port(0, 3);
         net.set_used_credits(0, direct, 3, 8);
-        let alg = Ugal::to_router(Params::default());
+        let alg = Ugal::to_router(AdaptiveParams::default());
         let (path, pkt) = walk_pkt(&net, &alg, 0, 12, 1);
         assert!(!pkt.nonminimal && path.len() == 1);
-        let adaptive = Params { intra_group: IntraGroup::Adaptive, ..Params::default() };
+        let adaptive = AdaptiveParams { intra_group: IntraGroup::Adaptive, ..AdaptiveParams::default() };
         let alg = Ugal::to_router(adaptive);
         for seed in 0..50 {
             let (path, pkt) = walk_pkt(&net, &alg, 0, 12, seed);

@@ -26,15 +26,29 @@
 
 use rand::Rng as _;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::adaptive::route_intra_group;
 use super::paths::port_to_gateway;
 use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_G, TO_DESTINATION, TO_INTERMEDIATE_GROUP};
 use super::{Ctx, Hooks, Hop, NoMsg, OracleView, Rng, RouterView, Routing, VcCounts};
-use crate::config::{IntraGroup, RoutingConfig};
+use crate::config::{IntraGroup, RoutingParams};
 use crate::network::Packet;
 use crate::topology::Topology;
 
 const LAYOUT: Layout = LAYOUT_G;
+
+/// The parameters of UGAL-G.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct UgalGParams {
+    /// Intra-group packets: direct, or compared with a detour through a third router (both of
+    /// its local links counted).
+    pub intra_group: IntraGroup,
+}
+
+impl RoutingParams for UgalGParams {}
 
 pub struct UgalGlobal {
     intra_group: IntraGroup,
@@ -53,8 +67,8 @@ fn least_loaded_link(oracle: &OracleView, topo: &Topology, from: u32, to: u32) -
 }
 
 impl UgalGlobal {
-    pub fn new(cfg: &RoutingConfig) -> UgalGlobal {
-        UgalGlobal { intra_group: cfg.intra_group }
+    pub fn new(params: UgalGParams) -> UgalGlobal {
+        UgalGlobal { intra_group: params.intra_group }
     }
 
     fn decide_at_source(&self, view: &RouterView, oracle: &OracleView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
@@ -140,7 +154,7 @@ mod tests {
 
     fn alg(net: &Net) -> UgalGlobal {
         let _ = net;
-        UgalGlobal::new(&RoutingConfig::default())
+        UgalGlobal::new(UgalGParams::default())
     }
 
     /// Put `flits` on every global link from group `from` to group `to`.

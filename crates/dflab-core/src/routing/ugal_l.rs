@@ -26,18 +26,54 @@
 
 use rand::Rng as _;
 
-use super::adaptive::{candidate_occupancy, draw_intermediate, route_intra_group, Params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::adaptive::{candidate_occupancy, draw_intermediate, route_intra_group};
 use super::paths::{port_to_gateway, port_to_group};
 use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_N, TO_DESTINATION};
 use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
-use crate::config::RoutingConfig;
+use crate::config::{Intermediate, IntraGroup, RoutingParams};
 use crate::network::Packet;
 use crate::topology::Topology;
 
 const LAYOUT: Layout = LAYOUT_N;
 
+/// The parameters of UGAL-L (ICS'24 Algorithm 1 with one candidate of each kind by default).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct UgalLParams {
+    /// The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths.
+    pub bias: f64,
+    /// Minimal paths compared per decision (distinct gateways: it matters only with
+    /// `links_per_pair > 1`).
+    #[schemars(range(min = 1, max = 64))]
+    pub min_candidates: usize,
+    /// Non-minimal paths (intermediate routers) compared per decision.
+    #[schemars(range(min = 1, max = 64))]
+    pub nonmin_candidates: usize,
+    /// How the Valiant intermediate router is drawn (as for UGALn).
+    pub intermediate: Intermediate,
+    /// Intra-group packets: direct, or the rule against a detour (`H_m = 1`, `H_nm = 2`).
+    pub intra_group: IntraGroup,
+}
+
+impl Default for UgalLParams {
+    fn default() -> UgalLParams {
+        UgalLParams {
+            bias: 0.0,
+            min_candidates: 1,
+            nonmin_candidates: 1,
+            intermediate: Intermediate::Outside,
+            intra_group: IntraGroup::Minimal,
+        }
+    }
+}
+
+impl RoutingParams for UgalLParams {}
+
 pub struct UgalL {
-    params: Params,
+    params: UgalLParams,
     bias: f64,
     min_candidates: usize,
     nonmin_candidates: usize,
@@ -64,12 +100,12 @@ pub fn minimal_wins(q_m: u32, h_m: u32, q_nm: u32, h_nm: u32, bias: f64) -> bool
 }
 
 impl UgalL {
-    pub fn new(cfg: &RoutingConfig) -> UgalL {
+    pub fn new(params: UgalLParams) -> UgalL {
         UgalL {
-            params: Params::from_config(cfg),
-            bias: cfg.bias,
-            min_candidates: cfg.min_candidates,
-            nonmin_candidates: cfg.nonmin_candidates,
+            bias: params.bias,
+            min_candidates: params.min_candidates,
+            nonmin_candidates: params.nonmin_candidates,
+            params,
         }
     }
 
@@ -185,8 +221,8 @@ mod tests {
 
     const FAR: u32 = 5 * 32 + 6; // group 5, router index 1: minimal path 0 -> router 1 -> group 5
 
-    fn cfg(bias: f64, nonmin: usize) -> RoutingConfig {
-        RoutingConfig { algorithm: "UGAL-L".into(), bias, nonmin_candidates: nonmin, ..RoutingConfig::default() }
+    fn cfg(bias: f64, nonmin: usize) -> UgalLParams {
+        UgalLParams { bias, nonmin_candidates: nonmin, ..UgalLParams::default() }
     }
 
     #[test]
@@ -203,7 +239,7 @@ mod tests {
     #[test]
     fn empty_network_is_minimal_and_a_congested_minimal_port_diverts() {
         let mut net = Net::new(4, 8, 4, 1);
-        let alg = UgalL::new(&cfg(0.0, 1));
+        let alg = UgalL::new(cfg(0.0, 1));
         for seed in 0..100 {
             assert!(!walk_pkt(&net, &alg, 0, FAR, seed).1.nonminimal);
         }
@@ -235,7 +271,7 @@ mod tests {
         // router have 2 to 6 hops.
         // q_m = 1, q_nm = 2: 3 < 2·H_nm for every H_nm >= 2, so always minimal.
         let (net, _) = loaded(1, 2);
-        let alg = UgalL::new(&cfg(0.0, 1));
+        let alg = UgalL::new(cfg(0.0, 1));
         for seed in 0..300 {
             assert!(!walk_pkt(&net, &alg, 0, FAR, seed).1.nonminimal, "seed {seed}");
         }
@@ -244,7 +280,7 @@ mod tests {
         // win, 6-hop ones lose, and a bias of 1 flit moves the cut to 4 hops.
         let (net, min_port) = loaded(2, 1);
         for (bias, longest) in [(0.0, 5), (1.0, 4)] {
-            let alg = UgalL::new(&cfg(bias, 1));
+            let alg = UgalL::new(cfg(bias, 1));
             let (mut nonmin, mut min) = (0, 0);
             for seed in 0..1000 {
                 let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
@@ -275,8 +311,8 @@ mod tests {
                 net.set_used_credits(0, port, 0, if port == min_port { 12 } else { 6 });
             }
         }
-        let one = UgalL::new(&cfg(0.0, 1));
-        let eight = UgalL::new(&cfg(0.0, 8));
+        let one = UgalL::new(cfg(0.0, 1));
+        let eight = UgalL::new(cfg(0.0, 8));
         let share = |alg: &UgalL| {
             (0..500).filter(|&s| walk_pkt(&net, alg, 0, FAR, s).0[0].port == quiet).count() as f64 / 500.0
         };
@@ -300,7 +336,7 @@ mod tests {
         }
         let src = me * 4;
         let dst = 32 + 5;
-        let alg = UgalL::new(&RoutingConfig { min_candidates: 4, nonmin_candidates: 1, ..cfg(1000.0, 1) });
+        let alg = UgalL::new(UgalLParams { min_candidates: 4, nonmin_candidates: 1, ..cfg(1000.0, 1) });
         for seed in 0..100 {
             let (path, pkt) = walk_pkt(&net, &alg, src, dst, seed);
             assert!(!pkt.nonminimal);

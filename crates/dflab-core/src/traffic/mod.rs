@@ -3,6 +3,8 @@
 
 pub mod injection;
 pub mod pattern;
+pub mod spec;
 
 pub use injection::Injector;
 pub use pattern::{Pattern, PatternSampler};
+pub use spec::{PatternSpec, PATTERNS};

@@ -146,9 +146,13 @@ impl Pattern {
         let nodes = topo.nodes() as u64;
         match *self {
             Pattern::Adversarial { shift } | Pattern::Mix { base: MixBase::Shift { shift }, .. }
-                if shift % topo.g == 0 =>
+                if shift == 0 || shift >= topo.g =>
             {
-                fail(format!("sends every group to itself (g = {})", topo.g))
+                if topo.g < 2 {
+                    fail("needs at least 2 groups".into())
+                } else {
+                    fail(format!("shifts by {shift} groups; adv+<i> needs 1 <= i <= g - 1 = {}", topo.g - 1))
+                }
             }
             Pattern::AdversarialConsecutive if topo.g < 2 => fail("needs at least 2 groups".into()),
             Pattern::AdversarialLocal if topo.a < 2 => fail("needs at least 2 routers per group".into()),

@@ -77,7 +77,7 @@ impl Synthetic {
     pub fn new(cfg: &Experiment, topo: &Topology) -> Result<Synthetic> {
         let t = &cfg.traffic;
         let n = &cfg.network;
-        let pattern = Pattern::parse(&t.pattern, topo)?;
+        let pattern = t.pattern.parse("traffic.pattern", topo)?;
         let mut pattern_rng = Rng::seed_from_u64(stream_seed(cfg.seed, 3, 0));
         let sampler = PatternSampler::new(pattern, topo, t.allow_self, &mut pattern_rng);
         let packet_bytes = n.flit_bytes as u64 * n.packet_flits as u64;
@@ -86,8 +86,10 @@ impl Synthetic {
         let phases = t
             .phases
             .iter()
-            .map(|ph| {
-                let pattern = ph.pattern.as_deref().map(|p| Pattern::parse(p, topo)).transpose()?;
+            .enumerate()
+            .map(|(i, ph)| {
+                let field = format!("traffic.phases[{i}].pattern");
+                let pattern = ph.pattern.as_ref().map(|p| p.parse(&field, topo)).transpose()?;
                 Ok(Phase { start: us_to_ps(ph.start_us), load: ph.load, pattern })
             })
             .collect::<Result<Vec<Phase>>>()?;

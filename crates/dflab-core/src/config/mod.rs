@@ -1,0 +1,501 @@
+//! Experiment description (serde) and its validation. Every field has a default so that a
+//! partial document is complete after deserialisation, and unknown keys are rejected. The
+//! schema ([`schema::document`]) is generated from these types: their doc comments are the
+//! keys' descriptions and their `#[schemars(...)]` attributes the keys' ranges, which the
+//! engine checks from the schema ([`schema::check_ranges`]). Validation errors name the dotted
+//! field and the allowed values.
+
+pub mod routing;
+pub mod schema;
+
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::routing::canonical_algorithm;
+use crate::traffic::PatternSpec;
+
+pub use routing::{NoParams, RoutingConfig, RoutingParams};
+
+/// One experiment: topology, network, routing, traffic, run window and seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Experiment {
+    /// A label for the experiment (result directory and plot titles); not part of the results.
+    pub name: String,
+    /// The seed of every random stream of the run.
+    pub seed: u64,
+    pub topology: TopologyConfig,
+    pub network: NetworkConfig,
+    pub routing: RoutingConfig,
+    pub traffic: TrafficConfig,
+    pub run: RunConfig,
+}
+
+impl Default for Experiment {
+    fn default() -> Self {
+        Experiment {
+            name: String::new(),
+            seed: 1,
+            topology: TopologyConfig::default(),
+            network: NetworkConfig::default(),
+            routing: RoutingConfig::default(),
+            traffic: TrafficConfig::default(),
+            run: RunConfig::default(),
+        }
+    }
+}
+
+/// How each group's global ports are wired to the other groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrangement {
+    Absolute,
+    Relative,
+    Palmtree,
+    Circulant,
+}
+
+/// dfly(p, a, h, g): `p` nodes per router, `a` routers per group, `h` global ports per router,
+/// `g` groups, `links_per_pair` parallel global links between each pair of groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TopologyConfig {
+    /// Nodes per router.
+    #[schemars(range(min = 1, max = 4096))]
+    pub p: usize,
+    /// Routers per group.
+    #[schemars(range(min = 1, max = 4096))]
+    pub a: usize,
+    /// Global ports per router.
+    #[schemars(range(max = 4096))]
+    pub h: usize,
+    /// Number of groups; left out, the canonical `a*h/links_per_pair + 1`.
+    #[schemars(range(min = 1))]
+    pub g: Option<usize>,
+    /// Parallel global links between each pair of groups (`l`). `None` derives it from `g` as
+    /// the papers' `dfly(p, a, h, g)` notation does: the most links that fit,
+    /// `⌊a·h / (g − 1)⌋` (so `dfly(4,8,4,9)` has 4), and 1 when `g` is not given either.
+    /// Give it explicitly for a sparser network (SST's default is 1 whatever `g`).
+    #[schemars(range(min = 1))]
+    pub links_per_pair: Option<usize>,
+    /// Wiring of the global ports.
+    pub arrangement: Arrangement,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig { p: 4, a: 8, h: 4, g: None, links_per_pair: None, arrangement: Arrangement::Absolute }
+    }
+}
+
+/// Packets, links, crossbar and buffers (bytes, GB/s = 10^9 bytes/s, ns, flits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkConfig {
+    /// Bytes of a flit.
+    #[schemars(range(min = 1))]
+    pub flit_bytes: u32,
+    /// Flits of a packet (the unit of switching: virtual cut-through).
+    #[schemars(range(min = 1, max = 65535))]
+    pub packet_flits: u32,
+    /// Bandwidth of the links between nodes and routers.
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub host_bw_gbps: f64,
+    /// Bandwidth of the links inside a group.
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub local_bw_gbps: f64,
+    /// Bandwidth of the links between groups.
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub global_bw_gbps: f64,
+    /// Bandwidth of a crossbar port (speedup = crossbar / link bandwidth).
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub xbar_bw_gbps: f64,
+    /// Capacity of each input VC buffer.
+    #[schemars(range(min = 1))]
+    pub input_buffer_flits: u32,
+    /// Capacity of each output VC buffer.
+    #[schemars(range(min = 1))]
+    pub output_buffer_flits: u32,
+    /// Latency of a node-router link.
+    #[schemars(range(min = 0.0))]
+    pub host_latency_ns: f64,
+    /// Latency of a link inside a group.
+    #[schemars(range(min = 0.0))]
+    pub local_latency_ns: f64,
+    /// Latency of a link between groups.
+    #[schemars(range(min = 0.0))]
+    pub global_latency_ns: f64,
+    /// Latency of a router's input stage.
+    #[schemars(range(min = 0.0))]
+    pub input_latency_ns: f64,
+    /// Latency of a router's output stage.
+    #[schemars(range(min = 0.0))]
+    pub output_latency_ns: f64,
+}
+
+impl Default for NetworkConfig {
+    /// The HPDC'21 Q-adaptive setup (`qadaptive-1056` preset).
+    fn default() -> Self {
+        NetworkConfig {
+            flit_bytes: 128,
+            packet_flits: 1,
+            host_bw_gbps: 4.0,
+            local_bw_gbps: 4.0,
+            global_bw_gbps: 4.0,
+            xbar_bw_gbps: 40.0,
+            input_buffer_flits: 20,
+            output_buffer_flits: 20,
+            host_latency_ns: 10.0,
+            local_latency_ns: 30.0,
+            global_latency_ns: 300.0,
+            input_latency_ns: 10.0,
+            output_latency_ns: 10.0,
+        }
+    }
+}
+
+/// How the adaptive routings draw their Valiant intermediate router.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Intermediate {
+    /// Uniform over the routers outside the source and destination groups (the Q-adaptive
+    /// reference code's rejection loop).
+    #[default]
+    Outside,
+    /// Uniform over all routers; a draw in the source or destination group leaves the packet
+    /// without a non-minimal candidate, so it goes minimally (BookSim `adaptive_intm = 1`).
+    Any,
+}
+
+/// Routing of packets whose source and destination routers share a group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IntraGroup {
+    /// Always the direct local hop (every reference implementation of the Q-adaptive papers).
+    #[default]
+    Minimal,
+    /// The algorithm's own rule between the direct hop and a detour through a random third
+    /// router of the group (SST `adaptive-local`, FOGSim local misrouting).
+    Adaptive,
+}
+
+/// Update rule of the learning routings (docs/qadaptive.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QUpdate {
+    /// `learning_rate` when the target is below Q, `learning_rate2` otherwise.
+    #[default]
+    Hysteretic,
+    /// `learning_rate` for both (Boyan & Littman's Q-routing).
+    Plain,
+}
+
+/// When a node generates its packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Process {
+    Bernoulli,
+    Periodic,
+}
+
+/// Synthetic traffic: where packets go (`pattern`), how many (`load`, a fraction of the host
+/// link bandwidth per node) and when (`process`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// Destination pattern: a short form (`ur`, `adv+1`, `router-mix:adv+1:25`, ...) or a table
+    /// with `kind` and the family's parameters.
+    pub pattern: PatternSpec,
+    /// Offered load per node, a fraction of the host link bandwidth.
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
+    pub load: f64,
+    /// `bernoulli`: a packet per slot with probability `load`; `periodic`: every slot/`load`.
+    pub process: Process,
+    /// Patterns that could pick the source node may (SST's behaviour; default: they draw again).
+    pub allow_self: bool,
+    /// Transient experiments: from each phase's start on, its load and/or pattern replace the
+    /// ones before (Q-adaptive §5.6 load steps, ICS'24 Fig. 17 pattern changes).
+    pub phases: Vec<PhaseConfig>,
+    /// Packets a node's source queue may hold; when it is full the node's generation pauses and
+    /// resumes when a packet leaves (SST TrafficGen defers its rounds while the NIC is full).
+    /// Left out: unbounded (open-loop sources; latency then includes any backlog).
+    #[schemars(range(min = 1))]
+    pub source_queue_packets: Option<u32>,
+}
+
+/// From `start_us` on, this load and/or pattern replace the previous ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    /// When the phase starts (µs from the start of the run).
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub start_us: f64,
+    /// The new offered load.
+    #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
+    pub load: Option<f64>,
+    /// The new pattern (either form).
+    #[serde(default)]
+    pub pattern: Option<PatternSpec>,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            pattern: PatternSpec::default(),
+            load: 0.5,
+            process: Process::Bernoulli,
+            allow_self: false,
+            phases: Vec::new(),
+            source_queue_packets: None,
+        }
+    }
+}
+
+/// The run: a warm-up, then the measured window; per-window series; checks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Simulated time before measuring.
+    #[schemars(range(min = 0.0))]
+    pub warmup_us: f64,
+    /// Simulated time measured.
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub measure_us: f64,
+    /// Width of a window of the per-window series.
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub window_us: f64,
+    /// Check the model's invariants every simulated µs (slower; results are the same).
+    pub check: bool,
+    /// Report a deadlock when no packet moves for this long.
+    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    pub watchdog_us: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { warmup_us: 20.0, measure_us: 50.0, window_us: 1.0, check: false, watchdog_us: 50.0 }
+    }
+}
+
+/// The experiment's schema with every sub-schema inlined (built once).
+fn experiment_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(schema::inline_schema_for::<Experiment>)
+}
+
+impl Experiment {
+    /// Parse a JSON document; errors name the offending path (`network.flit_bytes`).
+    pub fn from_json(text: &str) -> Result<Experiment> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::config("config", format!("not valid JSON: {}", clean_serde_message(&e.to_string()))))?;
+        // Ranges first, on the numbers as given: a value too large for its type is reported
+        // with its allowed range rather than as a type error.
+        schema::check_ranges(&value, experiment_schema(), "")?;
+        let exp: Experiment = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." { "config".to_string() } else { path };
+            Error::config(field, clean_serde_message(&e.inner().to_string()))
+        })?;
+        exp.validate()?;
+        Ok(exp)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("config serialises")
+    }
+
+    /// Range and consistency checks beyond what the types enforce.
+    pub fn validate(&self) -> Result<()> {
+        let value = serde_json::to_value(self).expect("config serialises");
+        schema::check_ranges(&value, experiment_schema(), "")?;
+        let topo = crate::topology::Topology::new(&self.topology)?;
+        let n = &self.network;
+        for (field, cap) in [
+            ("network.input_buffer_flits", n.input_buffer_flits),
+            ("network.output_buffer_flits", n.output_buffer_flits),
+        ] {
+            if cap < n.packet_flits {
+                return Err(Error::config(
+                    field,
+                    format!("{cap} is smaller than one packet; allowed: >= packet_flits ({})", n.packet_flits),
+                ));
+            }
+        }
+        canonical_algorithm(&self.routing.algorithm)?;
+        crate::routing::registry::check_params(self)?;
+        self.traffic.pattern.parse("traffic.pattern", &topo)?;
+        self.validate_phases(&topo)?;
+        let r = &self.run;
+        if (r.warmup_us + r.measure_us) / r.window_us > 1.0e6 {
+            return Err(Error::config("run.window_us", "gives more than 10^6 windows; use a wider window"));
+        }
+        Ok(())
+    }
+
+    /// The effective experiment: the canonical algorithm name with only its own parameters
+    /// (defaults filled in), patterns in their canonical form, the derived `g` and
+    /// `links_per_pair` explicit. Equal simulations have equal canonical forms: the result
+    /// store keys on it.
+    pub fn canonical(&self) -> Result<Experiment> {
+        self.validate()?;
+        let topo = crate::topology::Topology::new(&self.topology)?;
+        let mut c = self.clone();
+        c.topology.g = Some(topo.g);
+        c.topology.links_per_pair = Some(topo.l);
+        c.routing.algorithm = canonical_algorithm(&self.routing.algorithm)?.to_string();
+        c.routing.params = crate::routing::registry::effective_params(self)?;
+        c.traffic.pattern = PatternSpec::Short(self.traffic.pattern.parse("traffic.pattern", &topo)?.canonical());
+        for (i, ph) in c.traffic.phases.iter_mut().enumerate() {
+            if let Some(p) = &ph.pattern {
+                let field = format!("traffic.phases[{i}].pattern");
+                ph.pattern = Some(PatternSpec::Short(p.parse(&field, &topo)?.canonical()));
+            }
+        }
+        Ok(c)
+    }
+
+    fn validate_phases(&self, topo: &crate::topology::Topology) -> Result<()> {
+        let end = self.run.warmup_us + self.run.measure_us;
+        let mut prev = f64::NEG_INFINITY;
+        for (i, ph) in self.traffic.phases.iter().enumerate() {
+            let field = |k: &str| format!("traffic.phases[{i}].{k}");
+            if ph.start_us >= end {
+                return Err(Error::config(
+                    field("start_us"),
+                    format!("{} is out of range; allowed: < warmup_us + measure_us = {end}", ph.start_us),
+                ));
+            }
+            if ph.start_us <= prev {
+                return Err(Error::config(field("start_us"), "phases must start in increasing order"));
+            }
+            prev = ph.start_us;
+            if let Some(p) = &ph.pattern {
+                p.parse(&field("pattern"), topo)?;
+            }
+            if ph.load.is_none() && ph.pattern.is_none() {
+                return Err(Error::config(format!("traffic.phases[{i}]"), "a phase must set load, pattern or both"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// serde says "unknown field `x`, expected one of `a`, `b` at line 1 column 7"; keep the useful
+/// part and drop the JSON position, which means nothing to a TOML user.
+pub(crate) fn clean_serde_message(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_document_gives_the_hpdc_defaults() {
+        let e = Experiment::from_json("{}").unwrap();
+        assert_eq!(e.topology.p, 4);
+        assert_eq!(e.network.input_buffer_flits, 20);
+        assert_eq!(e.routing.algorithm, "MIN");
+    }
+
+    #[test]
+    fn unknown_key_names_the_path_and_allowed_keys() {
+        let err = Experiment::from_json(r#"{"network": {"flitbytes": 3}}"#).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("network.flitbytes"), "{msg}");
+        assert!(msg.contains("flit_bytes"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_field() {
+        let err = Experiment::from_json(r#"{"traffic": {"load": "high"}}"#).unwrap_err();
+        assert!(err.to_string().starts_with("traffic.load"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected() {
+        for (doc, field) in [
+            (r#"{"traffic": {"load": 1.5}}"#, "traffic.load"),
+            (r#"{"traffic": {"load": 0}}"#, "traffic.load"),
+            (r#"{"network": {"packet_flits": 0}}"#, "network.packet_flits"),
+            (r#"{"network": {"packet_flits": 4, "input_buffer_flits": 3}}"#, "network.input_buffer_flits"),
+            (r#"{"routing": {"algorithm": "FOO"}}"#, "routing.algorithm"),
+            (r#"{"traffic": {"pattern": "adv+33"}}"#, "traffic.pattern"),
+            (r#"{"topology": {"g": 40}}"#, "topology.g"),
+            (r#"{"run": {"measure_us": -1}}"#, "run.measure_us"),
+        ] {
+            let err = Experiment::from_json(doc).unwrap_err();
+            assert!(err.to_string().starts_with(field), "{doc}: {err}");
+        }
+    }
+
+    #[test]
+    fn routing_parameters_are_the_algorithms_own_and_range_checked() {
+        let e = Experiment::from_json(r#"{"routing": {"algorithm": "ugal-l"}}"#).unwrap();
+        let c = e.canonical().unwrap();
+        assert_eq!(c.routing.algorithm, "UGAL-L");
+        let p = &c.routing.params;
+        assert_eq!(
+            (p["bias"].as_f64(), p["min_candidates"].as_u64(), p["nonmin_candidates"].as_u64()),
+            (Some(0.0), Some(1), Some(1))
+        );
+        assert_eq!((p["intermediate"].as_str(), p["intra_group"].as_str()), (Some("outside"), Some("minimal")));
+        assert!(!p.contains_key("adaptive_threshold"), "UGAL-L has no threshold: {p:?}");
+        let e = Experiment::from_json(
+            r#"{"routing": {"algorithm": "PAR", "adaptive_threshold": 1.5, "intermediate": "any",
+                "intra_group": "adaptive", "bias": -3, "nonmin_candidates": 4}}"#,
+        )
+        .unwrap();
+        let p = e.canonical().unwrap().routing.params;
+        assert_eq!((p["intermediate"].as_str(), p["intra_group"].as_str()), (Some("any"), Some("adaptive")));
+        assert!(!p.contains_key("bias"), "UGAL-L's bias does not apply to PAR: {p:?}");
+        for (doc, field, allowed) in [
+            (r#"{"routing": {"algorithm": "UGALn", "adaptive_threshold": -1}}"#, "routing.adaptive_threshold", ">= 0"),
+            (r#"{"routing": {"algorithm": "UGAL-L", "min_candidates": 0}}"#, "routing.min_candidates", "1 to 64"),
+            (r#"{"routing": {"nonmin_candidates": 65}}"#, "routing.nonmin_candidates", "1 to 64"),
+            (r#"{"routing": {"algorithm": "PAR", "intermediate": "group"}}"#, "routing.intermediate", "outside"),
+            // A parameter of another algorithm is ignored, but its value must still be valid.
+            (r#"{"routing": {"intra_group": "valiant"}}"#, "routing.intra_group", "adaptive"),
+            (r#"{"routing": {"algorithm": "MIN", "q_thld9": 1}}"#, "routing.q_thld9", "allowed: algorithm, vcs, none"),
+        ] {
+            let err = Experiment::from_json(doc).unwrap_err().to_string();
+            assert!(err.starts_with(field) && err.contains(allowed), "{doc}: {err}");
+        }
+    }
+
+    /// MIN with a Q-learning knob is the same simulation as MIN: the same canonical form.
+    #[test]
+    fn a_knob_of_another_algorithm_leaves_the_canonical_form_unchanged() {
+        let plain = Experiment::from_json(r#"{"routing": {"algorithm": "MIN"}}"#).unwrap().canonical().unwrap();
+        let knob = Experiment::from_json(r#"{"routing": {"algorithm": "min", "q_thld1": 0.3, "bias": 5}}"#)
+            .unwrap()
+            .canonical()
+            .unwrap();
+        assert_eq!(plain.to_json(), knob.to_json());
+    }
+
+    /// Too large for its type: the range is named, not the type (newcomer trial #26).
+    #[test]
+    fn integers_beyond_their_type_give_the_allowed_range() {
+        for (doc, want) in [
+            (
+                r#"{"network": {"flit_bytes": 9999999999999}}"#,
+                "network.flit_bytes: 9999999999999 is out of range; allowed: 1 to 4294967295",
+            ),
+            (
+                r#"{"traffic": {"source_queue_packets": 4294967296}}"#,
+                "traffic.source_queue_packets: 4294967296 is out of range; allowed: 1 to 4294967295",
+            ),
+        ] {
+            assert_eq!(Experiment::from_json(doc).unwrap_err().to_string(), want);
+        }
+    }
+}
