@@ -41,7 +41,7 @@ Q = "Q-adaptive"
 
 
 def stores(*names: str) -> pl.DataFrame:
-    return summary_frames(*(SQ / name for name in names))
+    return summary_frames(*(SQ / name for name in names), execution=True)
 
 
 def series_of(store_dir: Path, **coords: object) -> pl.DataFrame | None:

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field
 
 from dflab.config_types import Number, Pattern, Section, choice
 
-ENGINE_SEMANTICS = 1
+ENGINE_SEMANTICS = 2
 ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': (),

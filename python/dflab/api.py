@@ -40,11 +40,7 @@ class Summary:
     packets_in_flight_end: int
     source_queue_end: int
     sim_time_us: float
-    wall_s: float
-    events: int
     router_traversals: int
-    ns_per_router_traversal: float
-    sim_us_per_wall_s: float
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -57,6 +53,26 @@ class Summary:
         if missing:
             raise RuntimeError(f"engine summary lacks fields: {', '.join(missing)}")
         return cls(**{name: data[name] for name in cls.field_names()})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a run was carried out, not what it found (kept apart from the summary so that result
+    files can be compared byte for byte): wall-clock time, events handled, the cost per router
+    traversal, simulated µs per wall-clock second, and the logical partitions."""
+
+    wall_s: float
+    events: int
+    ns_per_router_traversal: float
+    sim_us_per_wall_s: float
+    partitions: int
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Execution:
+        return cls(**{field.name: data[field.name] for field in fields(cls)})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,6 +94,7 @@ SERIES_COLUMNS: tuple[str, ...] = (
 @dataclass(frozen=True)
 class Result:
     summary: Summary
+    execution: Execution
     series: pl.DataFrame
     hops_histogram: list[int]
     config: dict[str, Any]
@@ -86,6 +103,7 @@ class Result:
     def from_engine(cls, raw: dict[str, Any]) -> Result:
         return cls(
             summary=Summary.from_dict(raw["summary"]),
+            execution=Execution.from_dict(raw["execution"]),
             series=series_frame(raw.get("series") or {}),
             hops_histogram=[int(count) for count in raw.get("hops_histogram", [])],
             config=raw.get("config", {}),

@@ -175,7 +175,8 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
     config_json = experiment.to_engine_json()
     ghz_before = engine.host_clock_ghz()
     ticks_before, cpu_before = _cpu_ticks(), time.process_time()
-    summary = engine.simulate(config_json)["summary"]
+    raw = engine.simulate(config_json)
+    summary, execution = raw["summary"], raw["execution"]
     cpu_s = time.process_time() - cpu_before
     steal = _steal_pct(ticks_before, _cpu_ticks())
     ghz_after = engine.host_clock_ghz()
@@ -188,10 +189,10 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "scenario": name,
-        "wall_s": summary["wall_s"],
+        "wall_s": execution["wall_s"],
         "sim_us": summary["sim_time_us"],
-        "sim_us_per_wall_s": summary["sim_us_per_wall_s"],
-        "ns_per_router_traversal": summary["ns_per_router_traversal"],
+        "sim_us_per_wall_s": execution["sim_us_per_wall_s"],
+        "ns_per_router_traversal": execution["ns_per_router_traversal"],
         "cpu_s": cpu_s,
         "cpu_ns_per_router_traversal": cpu_ns,
         "host_steal_pct": steal,
@@ -199,7 +200,7 @@ def run_one(name: str, quick: bool = False) -> dict[str, Any]:
         "host_ghz_after": _rounded(ghz_after),
         "cycles_per_router_traversal": None if cycles is None else round(cycles),
         "router_traversals": traversals,
-        "events": summary["events"],
+        "events": execution["events"],
         "peak_rss_mb": round(peak_rss_mb, 1),
         "engine_build": engine.build(),
     }

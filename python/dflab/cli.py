@@ -143,10 +143,11 @@ def run(
             result.series.write_parquet(series_out)
         err.print(f"series written to {series_out}")
     if json_out:
-        print(to_json(result.summary.to_dict()))
+        print(to_json({**result.summary.to_dict(), "execution": result.execution.to_dict()}))
     else:
         title = f"{exp.name + ': ' if exp.name else ''}{exp.label()}"
-        _out().print(summary_table(result.summary.to_dict(), title))
+        shown = {**result.summary.to_dict(), **result.execution.to_dict()}
+        _out().print(summary_table(shown, title))
 
 
 @app.command()

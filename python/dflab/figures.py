@@ -74,11 +74,20 @@ def _save(figure: Figure, out: str | Path | None) -> Path | None:
     return path
 
 
-def summary_frames(*roots: str | Path) -> pl.DataFrame:
-    """The finished points of several result stores as one frame (missing stores skipped)."""
-    frames = [Store(root).summary_frame() for root in roots if Path(root).is_dir()]
+def summary_frames(*roots: str | Path, execution: bool = False) -> pl.DataFrame:
+    """The finished points of several result stores as one frame (missing stores skipped);
+    with `execution`, each point's wall time, events and speed too."""
+    frames = [
+        _with_execution(Store(root)) if execution else Store(root).summary_frame()
+        for root in roots
+        if Path(root).is_dir()
+    ]
     frames = [frame for frame in frames if not frame.is_empty()]
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+
+def _with_execution(store: Store) -> pl.DataFrame:
+    return store.summary_frame().join(store.execution_frame(), on="hash", how="left")
 
 
 def load_curves_figure(

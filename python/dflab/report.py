@@ -33,11 +33,13 @@ _SUMMARY_ROWS: tuple[tuple[str, str, str], ...] = (
     ("packets_in_flight_end", "in flight at end", "packets"),
     ("source_queue_end", "source queues at end", "packets"),
     ("sim_time_us", "simulated time", "µs"),
+    ("router_traversals", "router traversals", ""),
+    # The execution's measurements, shown after the results.
     ("wall_s", "wall time", "s"),
     ("events", "events", ""),
-    ("router_traversals", "router traversals", ""),
     ("ns_per_router_traversal", "cost", "ns/traversal"),
     ("sim_us_per_wall_s", "speed", "sim µs/wall s"),
+    ("partitions", "logical partitions", ""),
 )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from dflab.api import Summary
+from dflab.api import Execution, Summary
 from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
 
@@ -162,6 +162,17 @@ class Store:
         rows = [{name: row.get(name) for name in schema} for row in rows]
         frame = pl.DataFrame(rows, schema=schema, strict=False)
         return frame.sort(list(COORDINATES))
+
+    def execution_frame(self) -> pl.DataFrame:
+        """How each finished point ran (wall time, events, speed), by hash: kept apart from the
+        summary tables, which hold results only (so that they can be compared byte for byte)."""
+        fields = Execution.__dataclass_fields__
+        schema = {"hash": pl.String, **{n: _PY_TO_POLARS[str(f.type)] for n, f in fields.items()}}
+        rows = [
+            {"hash": r["hash"], **{n: r.get("execution", {}).get(n) for n in fields}}
+            for r in self.points()
+        ]
+        return pl.DataFrame(rows, schema=schema, strict=False)
 
     def write_summary(self) -> pl.DataFrame:
         frame = self.summary_frame()

@@ -28,7 +28,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from dflab.api import Summary, series_frame
+from dflab.api import Execution, Summary, series_frame
 from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, with_overrides
@@ -122,6 +122,8 @@ def _record(point: Point, outcome: dict[str, Any], store: Store) -> str | None:
         "status": "ok",
         "summary": Summary.from_dict(raw["summary"]).to_dict(),
         "hops_histogram": list(raw.get("hops_histogram", [])),
+        # How the point ran, apart from its results (the summary tables leave it out).
+        "execution": Execution.from_dict(raw["execution"]).to_dict(),
     }
     series = series_frame(raw["series"]) if raw.get("series") else None
     store.save_point(record, series)

@@ -32,7 +32,15 @@ def fake_result(config_json: str) -> dict[str, Any]:
     series = {column: [0.0, 1.0] for column in SERIES_COLUMNS}
     series["in_measurement"] = [False, True]
     series["packets_delivered"] = [3, 4]
-    return {"summary": summary, "series": series, "hops_histogram": [0, 1, 2], "config": config}
+    execution = {"wall_s": 0.01, "events": 100, "ns_per_router_traversal": 50.0}
+    execution.update(sim_us_per_wall_s=900.0, partitions=1)
+    return {
+        "summary": summary,
+        "execution": execution,
+        "series": series,
+        "hops_histogram": [0, 1, 2],
+        "config": config,
+    }
 
 
 def fail_at_half_load(config_json: str) -> dict[str, Any]:

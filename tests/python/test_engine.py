@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from pathlib import Path
@@ -10,7 +11,7 @@ import polars as pl
 import pytest
 
 from dflab import engine
-from dflab.api import SERIES_COLUMNS, Result, Summary, simulate
+from dflab.api import SERIES_COLUMNS, Execution, Result, Summary, simulate
 from dflab.bench import FIELDS, median_row
 from dflab.config import Experiment
 from dflab.loading import validate
@@ -31,7 +32,11 @@ def _run_json(*args: str) -> dict:
 
 def test_run_json_has_the_documented_fields(tiny_file: Path) -> None:
     summary = _run_json(str(tiny_file))
+    execution = summary.pop("execution")
     assert set(summary) == set(Summary.field_names())
+    # How the run went, apart from the results.
+    assert set(execution) == {f.name for f in dataclasses.fields(Execution)}
+    assert execution["events"] > 0 and execution["wall_s"] > 0 and execution["partitions"] == 1
     assert summary["packets_delivered"] > 0
     assert summary["offered_load"] == pytest.approx(0.3, abs=0.1)
     assert 0 < summary["accepted_load"] <= summary["offered_load"] * 1.2

@@ -70,6 +70,9 @@ def test_finished_points_are_stored_and_not_rerun(tmp_path: Path) -> None:
     assert table.height == 6
     assert table.columns[:6] == ["hash", "name", "routing", "traffic", "load", "seed"]
     assert set(Summary.field_names()) <= set(table.columns)
+    # Results only: how the points ran is kept apart (newcomer #24).
+    assert not {"wall_s", "events", "ns_per_router_traversal"} & set(table.columns)
+    assert store.execution_frame()["events"].to_list() == [100] * 6
     assert table.filter(pl.col("routing") == "VALn")["accepted_load"].to_list() == [0.2, 0.45, 0.45]
     assert pl.read_csv(store.root / "summary.csv").height == 6
 
@@ -78,6 +81,7 @@ def test_finished_points_are_stored_and_not_rerun(tmp_path: Path) -> None:
     assert record["config"] == outcome.points[0].experiment.canonical()
     assert record["engine_semantics"] == ENGINE_SEMANTICS
     assert record["hops_histogram"] == [0, 1, 2]
+    assert record["execution"]["wall_s"] == 0.01
     assert (
         json.loads((store.root / "store.json").read_text())["engine_semantics"] == ENGINE_SEMANTICS
     )

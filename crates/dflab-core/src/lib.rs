@@ -25,8 +25,12 @@ pub mod workload;
 /// results of an existing experiment (never for a refactoring or a speed-up, which the identity
 /// fingerprints of `tests/identity` prove result-neutral). Recorded with every result; result
 /// stores refuse to mix points of different versions.
-pub const ENGINE_SEMANTICS: u32 = 1;
+///
+/// 2: simultaneous events in the canonical order of `engine/partition.rs` (events over global
+/// links delivered at window barriers), a resumed Bernoulli round on a slot boundary files its
+/// next packet from that slot.
+pub const ENGINE_SEMANTICS: u32 = 2;
 
 pub use config::Experiment;
-pub use engine::{simulate, SimResult};
+pub use engine::{simulate, simulate_partitioned, SimResult};
 pub use error::{Error, Result};

@@ -2,8 +2,8 @@
 //!
 //! Each scenario of `identity/scenarios.jsonl` (every routing, every injection process, phases,
 //! a bounded source queue, multi-flit packets, parallel global links, several arrangements and
-//! patterns) runs to completion; its fingerprint is the SHA-256 of its whole result (summary
-//! without the wall-clock fields, per-window series, hop histogram) and must equal the line of
+//! patterns) runs to completion; its fingerprint is the SHA-256 of its whole result (summary,
+//! per-window series, hop histogram, probes; not the execution's measurements) and must equal the line of
 //! `identity/fingerprints.txt`. A change meant to keep results (a refactoring, a speed-up)
 //! must leave every fingerprint as it is; a change of the model's semantics bumps
 //! `ENGINE_SEMANTICS` and records the new fingerprints with
@@ -20,15 +20,13 @@ use sha2::{Digest, Sha256};
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/identity");
 
 fn fingerprint(r: &SimResult) -> String {
-    let mut s = r.summary.clone();
-    s.wall_s = 0.0;
-    s.ns_per_router_traversal = 0.0;
-    s.sim_us_per_wall_s = 0.0;
+    let s = &r.summary;
     let text = format!(
-        "{}|{}|{:?}",
+        "{}|{}|{:?}|{}",
         serde_json::to_string(&s).unwrap(),
         serde_json::to_string(&r.series).unwrap(),
-        r.hops_histogram
+        r.hops_histogram,
+        serde_json::to_string(&r.probes).unwrap()
     );
     Sha256::digest(text.as_bytes()).iter().take(8).fold(String::new(), |mut out, b| {
         let _ = write!(out, "{b:02x}");

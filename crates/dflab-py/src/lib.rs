@@ -27,7 +27,8 @@ fn parse(config_json: &str) -> PyResult<Experiment> {
     Experiment::from_json(config_json).map_err(to_py)
 }
 
-/// Run one experiment; returns {"summary", "series", "hops_histogram", "config"}.
+/// Run one experiment; returns {"summary", "execution", "series", "hops_histogram", "probes",
+/// "config"}.
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::network::fabric::{request_full_seen, request_in_port, request_in_vc, request_port, request_vc};
 use crate::routing::Routing;
 use crate::topology::{LinkClass, NONE};
-use crate::units::ps_to_us;
+use crate::units::{ps_to_us, Time};
 
 impl<R: Routing> Simulation<R> {
     pub(super) fn check_invariants(&self) -> Result<()> {
@@ -202,16 +202,23 @@ impl<R: Routing> Simulation<R> {
     }
 
     /// Where the network is stuck: the first router (lowest id) with a blocked head packet, its
-    /// input port and VC, and the output it waits for.
-    pub(super) fn deadlock_report(&self) -> String {
+    /// input port and VC, and the output it waits for. `since`: the last progress (the
+    /// watchdog fired); None: nothing was left to happen (no pending event).
+    pub(super) fn deadlock_report(&self, since: Option<Time>) -> String {
         let (f, t, topo) = (&self.fab, &self.core.t, &self.core.topo);
         let stuck_routers = (0..topo.routers()).filter(|&r| !f.waiting_of(r).is_empty()).count();
+        let what = match since {
+            Some(since) => format!(
+                "no packet moved from t = {:.3} us to t = {:.3} us (run.watchdog_us = {})",
+                ps_to_us(since),
+                ps_to_us(self.core.now),
+                self.core.cfg.run.watchdog_us
+            ),
+            None => format!("nothing is left to happen at t = {:.3} us", ps_to_us(self.core.now)),
+        };
         let mut msg = format!(
-            "no packet moved for {:.1} us (t = {:.3} us) with {} packets in the network; {} routers hold blocked packets \
-             (routing {} with {} VCs)",
-            self.core.cfg.run.watchdog_us,
-            ps_to_us(self.core.now),
-            self.core.acct.in_network,
+            "{what} with {} packets in the network; {} routers hold blocked packets (routing {} with {} VCs)",
+            self.core.acct.stuck_candidates(),
             stuck_routers,
             self.core.cfg.routing.algorithm,
             f.vcs

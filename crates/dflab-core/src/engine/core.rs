@@ -4,6 +4,7 @@
 //! [`crate::workload::WorkloadCtx`].
 
 use super::event::Event;
+use super::partition::{CreditReturn, Cross, Mailbox};
 use super::queue::EventQueue;
 use super::timing::{Lanes, Timing};
 use crate::config::Experiment;
@@ -23,12 +24,25 @@ pub struct Accounting {
     pub in_source: u64,
     pub generated_total: u64,
     pub delivered_total: u64,
-    /// The last time a packet moved (the watchdog's reference).
+    /// The first barrier after the last window in which a packet moved or the network was
+    /// empty (the watchdog's reference, kept at barriers: see `Simulation::watch`).
     pub last_progress: Time,
+    /// `traversals + delivered_total` at that barrier.
+    pub moves_then: u64,
     pub traversals: u64,
     pub events: u64,
     /// Packets delivered and held until the workload hears of them (`Event::Delivered`).
     pub held: u64,
+    /// Packets in the network whose delivery falls at or after the end: nothing is left to do
+    /// for them (not stuck, though still counted in `in_network`).
+    pub past_end: u64,
+}
+
+impl Accounting {
+    /// Packets in the network that have something left to do.
+    pub fn stuck_candidates(&self) -> u64 {
+        self.in_network - self.past_end
+    }
 }
 
 /// Bookkeeping of the invariant checks (`run.check`): flits on each link, by sending VC.
@@ -55,11 +69,21 @@ pub struct Core {
     pub header: RoutingArea,
     /// With `trace`: the packets delivered so far and when.
     pub traced: Option<Vec<(Packet, Time)>>,
+    /// Events over global links are put in canonical order at window barriers and their credits
+    /// given back there (`partition.rs`); off only when nothing crosses between groups with any
+    /// latency.
+    pub cross: bool,
+    /// The run is cut into logical partitions: events over global links go through the mailbox.
+    pub mailed: bool,
+    pub mail: Mailbox,
+    /// The workload's fixed delays (its lanes, if it got them).
+    pub workload_delays: Vec<Time>,
 }
 
 impl Core {
     /// `queues`: VC queues of the routers (for the check bookkeeping); `workload_delays`: the
-    /// workload's fixed delays (its lanes).
+    /// workload's fixed delays (its lanes); `cross`: global-link events go through the mailbox.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         cfg: &Experiment,
         topo: Topology,
@@ -68,9 +92,10 @@ impl Core {
         header: RoutingArea,
         probes: Probes,
         workload_delays: &[Time],
+        cross: bool,
     ) -> Core {
         let mut q = EventQueue::new();
-        let lanes = Lanes::register(&mut q, &t, workload_delays);
+        let lanes = Lanes::register(&mut q, &t, workload_delays, cross);
         let nodes = topo.nodes();
         let check = cfg.run.check;
         let stats = Stats::new(t.warm, t.end, crate::units::us_to_ps(cfg.run.window_us).max(1));
@@ -92,9 +117,38 @@ impl Core {
             },
             header,
             traced: None,
+            cross,
+            mailed: false,
+            mail: Mailbox::default(),
+            workload_delays: workload_delays.to_vec(),
             t,
             topo,
         }
+    }
+
+    /// An empty event queue with the same lanes as the core's (a partition's).
+    pub fn queue_like(&self, workload_delays: &[Time]) -> EventQueue {
+        let mut q = EventQueue::new();
+        Lanes::register(&mut q, &self.t, workload_delays, self.cross);
+        q
+    }
+
+    /// `ev` for `router` on lane `lane` (its delay after now) over a link of `class`: through
+    /// the mailbox if it crosses between groups in a partitioned run.
+    #[inline(always)]
+    pub fn send_over_link(&mut self, class: usize, lane: usize, delay: Time, ev: Event, router: u32) {
+        if class == 2 && self.mailed {
+            let time = self.now + delay;
+            self.mail.events.push(Cross { time, router, lane: Some(lane), ev, from: u32::MAX });
+        } else {
+            self.q.push(lane, ev);
+        }
+    }
+
+    /// Credits on their way back over a global link (see `CreditReturn`).
+    #[inline(always)]
+    pub fn send_credits(&mut self, at: Time, queue: usize, router: u32, port: u16, flits: u32) {
+        self.mail.credits.push(CreditReturn { at, queue: queue as u32, router, port, flits });
     }
 
     /// A new packet from `src` to `dst` of `flits` flits, with the routing's default header.
@@ -117,9 +171,10 @@ impl Core {
     /// that is past the end of the run; returns whether it was recorded (and released).
     #[inline(always)]
     pub fn record_delivery(&mut self, id: PacketId, at: Time) -> bool {
-        self.acct.last_progress = self.now;
         if at >= self.t.end {
-            return false; // still in flight when the run stops
+            // Still in flight when the run stops, with nothing left to do for it.
+            self.acct.past_end += 1;
+            return false;
         }
         let p = self.pkts.get(id);
         let (hops, minimal) = (p.hops, !p.nonminimal);
@@ -140,6 +195,16 @@ impl Core {
     #[inline(always)]
     pub fn push(&mut self, lane: usize, ev: Event) {
         self.q.push(lane, ev);
+    }
+
+    /// Schedule the workload's `ev` after its `i`-th fixed delay `delay`: on its lane, or on the
+    /// timer wheel if the lanes were all taken.
+    #[inline(always)]
+    pub fn wake_workload_after(&mut self, i: usize, delay: Time, ev: Event) {
+        match self.lanes.workload[i] {
+            Some(lane) => self.q.push(lane, ev),
+            None => self.q.at(self.now + delay, ev),
+        }
     }
 
     /// Schedule `ev` at `at` (not before now).

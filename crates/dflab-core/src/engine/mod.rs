@@ -24,6 +24,7 @@
 
 pub mod core;
 pub mod event;
+pub mod partition;
 pub mod prefetch;
 pub mod queue;
 pub mod sim;
@@ -54,9 +55,15 @@ pub(crate) fn stream_seed(seed: u64, kind: u64, id: u64) -> u64 {
 /// Run one experiment: its routing, built from the registry, on its topology under its
 /// synthetic traffic.
 pub fn simulate(cfg: &Experiment) -> Result<SimResult> {
+    simulate_partitioned(cfg, 1)
+}
+
+/// [`simulate`] in `partitions` logical partitions (see [`partition`]): the same results for
+/// every count, or an error naming why the experiment must run in one.
+pub fn simulate_partitioned(cfg: &Experiment, partitions: usize) -> Result<SimResult> {
     cfg.validate()?;
     let topo = Topology::new(&cfg.topology)?;
-    crate::routing::with_algorithm(&cfg.routing.algorithm, topo, cfg, Run { cfg })
+    crate::routing::with_algorithm(&cfg.routing.algorithm, topo, cfg, Run { cfg, partitions })
 }
 
 /// Send one packet per `(src, dst)` pair at time 0 through the otherwise empty network of `cfg`
@@ -84,12 +91,13 @@ impl Visit for Trace<'_> {
 /// The registry's visitor that runs the experiment with the routing it was given.
 struct Run<'a> {
     cfg: &'a Experiment,
+    partitions: usize,
 }
 
 impl Visit for Run<'_> {
     type Output = SimResult;
 
     fn visit<R: Routing>(self, routing: R, topo: Topology) -> Result<SimResult> {
-        Simulation::new(self.cfg, topo, routing)?.run()
+        Simulation::new(self.cfg, topo, routing)?.partitioned(self.partitions)?.run()
     }
 }

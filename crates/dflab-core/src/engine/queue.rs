@@ -24,6 +24,17 @@ struct Timed {
 
 const FILLER: Timed = Timed { time: 0, ev: Event::FILLER };
 
+/// The scratch space of [`EventQueue::canonicalize`]: keys with positions, and events.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    packed: Vec<u64>,
+    counts: Vec<u32>,
+    events: Vec<Event>,
+}
+
+/// Bits of a run position packed below a sort key.
+const RUN_BITS: u32 = 20;
+
 /// The events of one fixed delay, in push order: a ring buffer of power-of-two capacity,
 /// indexed by free-running `u32` counters masked to the capacity (cheaper than `VecDeque`,
 /// whose push and pop wrap indices with compares and check for a full buffer through the
@@ -40,12 +51,15 @@ struct Fifo {
     /// Position of the front; `tail - head` (wrapping) is the number of entries.
     head: u32,
     tail: u32,
+    /// The tail at the last [`EventQueue::canonicalize`] (lanes of events that cross between
+    /// groups): what came after it is the last window's.
+    mark: u32,
 }
 
 impl Fifo {
     fn new(delay: Time, cap: usize) -> Fifo {
         assert!(cap.is_power_of_two() && cap <= 1 << 31);
-        Fifo { delay, buf: vec![FILLER; cap], mask: cap as u32 - 1, head: 0, tail: 0 }
+        Fifo { delay, buf: vec![FILLER; cap], mask: cap as u32 - 1, head: 0, tail: 0, mark: 0 }
     }
 
     #[inline]
@@ -86,6 +100,8 @@ impl Fifo {
         assert!(buf.len() <= 1 << 31, "event FIFO overflow");
         self.buf = buf;
         self.mask = (2 * n - 1) as u32;
+        // The mark keeps its place relative to the front (it may lie before it).
+        self.mark = self.mark.wrapping_sub(self.head);
         self.head = 0;
         self.tail = n as u32;
     }
@@ -94,6 +110,51 @@ impl Fifo {
     #[inline]
     fn front(&self) -> Option<&Timed> {
         (!self.is_empty()).then(|| self.at(self.head))
+    }
+
+    /// Sort the `n` entries from ring counter `pos` by time, stably.
+    #[cold]
+    fn sort_by_time(&mut self, pos: u32, n: u32) {
+        let mut run: Vec<Timed> = (0..n).map(|i| *self.at(pos.wrapping_add(i))).collect();
+        run.sort_by_key(|t| t.time);
+        for (i, t) in run.into_iter().enumerate() {
+            *self.at_mut(pos.wrapping_add(i as u32)) = t;
+        }
+    }
+
+    /// Sort the `n` simultaneous entries from ring counter `pos` by `order` (below `keys`),
+    /// stably: by counting when the run is long beside the number of keys, else by sorting
+    /// the keys packed with their positions.
+    fn sort_run(&mut self, pos: u32, n: u32, order: &impl Fn(&Event) -> u64, keys: u64, scratch: &mut Scratch) {
+        scratch.events.clear();
+        scratch.events.extend((0..n).map(|i| self.at(pos.wrapping_add(i)).ev));
+        if keys <= 4 * n as u64 {
+            let counts = &mut scratch.counts;
+            counts.clear();
+            counts.resize(keys as usize + 1, 0);
+            for e in &scratch.events {
+                counts[order(e) as usize + 1] += 1;
+            }
+            for k in 1..counts.len() {
+                counts[k] += counts[k - 1];
+            }
+            for e in &scratch.events {
+                let slot = &mut counts[order(e) as usize];
+                self.at_mut(pos.wrapping_add(*slot)).ev = *e;
+                *slot += 1;
+            }
+            return;
+        }
+        // Key and position packed in one word: a sort of plain integers, stable since the words
+        // are distinct.
+        assert!(keys < 1 << (64 - RUN_BITS) && n < 1 << RUN_BITS, "sort keys fit a word with the position");
+        scratch.packed.clear();
+        scratch.packed.extend(scratch.events.iter().enumerate().map(|(i, e)| order(e) << RUN_BITS | i as u64));
+        scratch.packed.sort_unstable();
+        for (j, &w) in scratch.packed.iter().enumerate() {
+            let i = (w & ((1 << RUN_BITS) - 1)) as usize;
+            self.at_mut(pos.wrapping_add(j as u32)).ev = scratch.events[i];
+        }
     }
 
     /// Remove the front entry (there is one); return it and the time of the new front.
@@ -175,12 +236,89 @@ impl EventQueue {
     }
 
     /// The FIFO for events `delay` after now; register fixed delays once and push with
-    /// [`EventQueue::push`] to skip the lookup.
+    /// [`EventQueue::push`] to skip the lookup. Panics when every lane is taken (the engine's
+    /// own lanes fit: see [`EventQueue::try_channel`] for optional ones).
     pub fn channel(&mut self, delay: Time) -> usize {
+        self.try_channel(delay).expect("the engine's fixed delays fit the queue's lanes")
+    }
+
+    /// [`EventQueue::channel`], or None when every lane is taken (the caller then schedules
+    /// with [`EventQueue::at`], which takes any time).
+    pub fn try_channel(&mut self, delay: Time) -> Option<usize> {
         match self.fifos.iter().position(|f| f.delay == delay) {
-            Some(i) => i,
-            None => self.add_fifo(delay),
+            Some(i) => Some(i),
+            None if self.fifos.len() + 2 <= MAX_SLOTS => Some(self.add_fifo(delay)),
+            None => None,
         }
+    }
+
+    /// A lane of its own for `delay` (not shared with another lane of the same delay): for the
+    /// events that cross between groups, which [`EventQueue::canonicalize`] orders.
+    pub fn own_channel(&mut self, delay: Time) -> usize {
+        assert!(self.fifos.len() + 2 <= MAX_SLOTS, "at most {} event lanes", MAX_SLOTS - 1);
+        self.add_fifo(delay)
+    }
+
+    /// Append `ev` at `time` to lane `lane` (not before now), whatever the lane's delay; the
+    /// caller restores the lane's time order with [`EventQueue::canonicalize`] before anything
+    /// of it is popped.
+    pub fn append_at(&mut self, lane: usize, time: Time, ev: Event) {
+        debug_assert!(time >= self.now);
+        let f = &mut self.fifos[lane];
+        let was_empty = f.is_empty();
+        f.push_back(Timed { time, ev });
+        if was_empty {
+            self.lower_head(lane, key(time, lane));
+        }
+    }
+
+    /// Put the events of lane `lane` added since the last call (and not popped) in the order
+    /// of (time, `order`), stably, and mark the lane's tail; `order` is below `keys`. The caller
+    /// guarantees that they are not earlier than the lane's events from before (true of a
+    /// window's events over global links, see `partition.rs`). They are usually in time order
+    /// already (one pass checks); then only runs of simultaneous events out of order are sorted.
+    pub fn canonicalize(&mut self, lane: usize, order: impl Fn(&Event) -> u64, keys: u64, scratch: &mut Scratch) {
+        let f = &mut self.fifos[lane];
+        // The part of the segment still queued: from the mark, or from the front if it passed it.
+        let start = if f.tail.wrapping_sub(f.mark) > f.tail.wrapping_sub(f.head) { f.head } else { f.mark };
+        let n = f.tail.wrapping_sub(start);
+        f.mark = f.tail;
+        if !(1..n).all(|i| f.at(start.wrapping_add(i - 1)).time <= f.at(start.wrapping_add(i)).time) {
+            // Events appended from several sources (messages and credit wake-ups, partitions):
+            // a stable merge of their runs by time first.
+            f.sort_by_time(start, n);
+            let front = f.at(f.head).time;
+            self.set_head(lane, key(front, lane));
+        }
+        let f = &mut self.fifos[lane];
+        let mut i = 0;
+        while i < n {
+            // The run of events at the time of event `i`, and whether it is in order.
+            let first = f.at(start.wrapping_add(i));
+            let (time, mut last) = (first.time, order(&first.ev));
+            let mut j = i + 1;
+            let mut ordered = true;
+            while j < n {
+                let e = f.at(start.wrapping_add(j));
+                if e.time != time {
+                    break;
+                }
+                let k = order(&e.ev);
+                ordered &= last <= k;
+                last = k;
+                j += 1;
+            }
+            if !ordered {
+                f.sort_run(start.wrapping_add(i), j - i, &order, keys, scratch);
+            }
+            i = j;
+        }
+    }
+
+    /// Time of the next event, if any.
+    #[inline(always)]
+    pub fn next_time(&self) -> Option<Time> {
+        (self.top != EMPTY).then_some(self.top >> SLOT_BITS)
     }
 
     /// Schedule `ev` on a channel from [`EventQueue::channel`].
@@ -198,7 +336,6 @@ impl EventQueue {
     }
 
     fn add_fifo(&mut self, delay: Time) -> usize {
-        assert!(self.fifos.len() + 2 <= MAX_SLOTS, "at most {} event channels", MAX_SLOTS - 1);
         self.fifos.push(Fifo::new(delay, 1024));
         // The wheel's slot moves to the end (its key carries the slot index).
         let w = self.fifos.len();
@@ -275,12 +412,6 @@ impl EventQueue {
     #[inline]
     fn min_key(&self) -> u64 {
         self.top
-    }
-
-    /// Time of the next event, if any.
-    pub fn peek_time(&self) -> Option<Time> {
-        let k = self.min_key();
-        (k != EMPTY).then_some(k >> SLOT_BITS)
     }
 
     /// The event [`EventQueue::pop`] returns next, if any.
@@ -447,6 +578,44 @@ mod tests {
     }
 
     proptest! {
+        /// `canonicalize` puts a lane's new events in the order of a stable sort by (time, key),
+        /// whether they came in time order (a window's sends) or in two interleaved runs (messages
+        /// and credit wake-ups, partitions), across windows and the ring's wrap and growth.
+        #[test]
+        fn canonicalize_is_a_stable_sort_by_time_and_key(
+            windows in proptest::collection::vec((proptest::collection::vec((0u64..4, 0u32..6), 0..400), any::<bool>()), 1..6),
+            keys in 1u64..40,
+        ) {
+            let mut q = EventQueue::new();
+            let lane = q.own_channel(1_000);
+            let order = |e: &Event| b_of(e) as u64 % keys;
+            let mut scratch = Scratch::default();
+            let (mut next, mut base) = (0u32, 0u64);
+            let mut want: Vec<(u64, u64, u32)> = Vec::new();
+            for (events, two_runs) in windows {
+                let mut times: Vec<u64> = events.iter().scan(base, |t, &(dt, _)| { *t += dt; Some(*t) }).collect();
+                if two_runs {
+                    // A second time-ordered run appended after the first.
+                    let half = times.len() / 2;
+                    times[half..].iter_mut().zip(0..).for_each(|(t, i)| *t = base + i);
+                }
+                let mut window: Vec<(u64, u64, u32)> = Vec::new();
+                for (&time, &(_, k)) in times.iter().zip(&events) {
+                    let b = next * 40 + k;
+                    next += 1;
+                    q.append_at(lane, time, ev(b));
+                    window.push((time, b as u64 % keys, b));
+                }
+                q.canonicalize(lane, order, keys, &mut scratch);
+                window.sort_by_key(|&(t, k, _)| (t, k));
+                want.extend(window);
+                base = times.iter().copied().max().unwrap_or(base) + 1;
+            }
+            let got: Vec<(u64, u64, u32)> =
+                std::iter::from_fn(|| q.pop()).map(|(t, e)| (t, order(&e), b_of(&e))).collect();
+            prop_assert_eq!(got, want);
+        }
+
         /// Whatever mix of delays and absolute times is scheduled, events come out sorted by
         /// (time, insertion order) — the same order a stable sort would give. Up to 15 delays: every
         /// FIFO slot and the wheel, so every group of the two-level minimum.

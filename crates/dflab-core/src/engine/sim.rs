@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::core::Core;
 use super::event::Event;
+use super::partition::{Cross, Partitions};
 use super::prefetch::{HopHint, PREFETCH_FAR};
 use super::stream_seed;
 use super::timing::Timing;
@@ -23,7 +24,7 @@ use crate::network::fabric::Fabric;
 use crate::network::{Packet, PacketId, RoutingArea};
 use crate::routing::ctx::Signals;
 use crate::routing::{Dest, Hooks, Outbox, Rng, Routing, NO_PORT};
-use crate::stats::{ProbeResults, Probes, Series, Summary};
+use crate::stats::{Execution, ProbeResults, Probes, Series, Summary};
 use crate::topology::Topology;
 use crate::units::{ps_to_us, us_to_ps, Time};
 use crate::workload::{Synthetic, Traffic, Workload, WorkloadCtx};
@@ -60,6 +61,8 @@ pub(crate) use ctx;
 #[derive(Debug, Clone, Serialize)]
 pub struct SimResult {
     pub summary: Summary,
+    /// Wall-clock time and engine work (not part of the results).
+    pub execution: Execution,
     pub series: Series,
     pub hops_histogram: Vec<u64>,
     /// The counts of the probes the routing and the workload declared.
@@ -102,6 +105,8 @@ pub struct Simulation<R: Routing> {
     ended_at: Option<Time>,
     /// The workload hears of deliveries (`Event::Delivered`): packets are held until then.
     hold_deliveries: bool,
+    /// Windows, barriers and logical partitions (`partition.rs`).
+    pub(crate) parts: Partitions,
 }
 
 impl<R: Routing> Simulation<R> {
@@ -151,9 +156,50 @@ impl<R: Routing> Simulation<R> {
         };
         let queues = routers * topo.radix * vcs;
         let header = RoutingArea::of(R::Header::default());
-        let core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays());
+        // The lookahead: nothing crosses a global link faster than its credits (a packet also
+        // takes its serialisation). Without it (one group, or no latency) nothing is mailed.
+        let lookahead = t.credit_lat[2];
+        let cross = topo.g > 1 && lookahead > 0;
+        let window = if cross { lookahead } else { us_to_ps(1.0) };
+        let parts = Partitions::new(1, topo.g, topo.a, window, peer_groups(&topo, &fab));
+        let core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
         let hold_deliveries = traffic.wants_deliveries();
-        Ok(Simulation { core, fab, rt, traffic, probe_base, space: Vec::new(), ended_at: None, hold_deliveries })
+        let space = Vec::new();
+        Ok(Simulation { core, fab, rt, traffic, probe_base, space, ended_at: None, hold_deliveries, parts })
+    }
+
+    /// Run in `count` logical partitions of whole groups (see `partition.rs`): the results are
+    /// the same for every count. Needs more than one group, a global latency, a routing that is
+    /// not an oracle and the synthetic workload (or `count` 1).
+    pub fn partitioned(mut self, count: usize) -> Result<Simulation<R>> {
+        let topo = &self.core.topo;
+        let field = "partitions";
+        if count == 0 || count > topo.g {
+            return Err(Error::config(field, format!("{count}; allowed: 1 to {} (the groups)", topo.g)));
+        }
+        if count > 1 {
+            let refuse = if !self.core.cross {
+                Some("nothing crosses between groups with a latency (one group, or zero latencies)")
+            } else if R::HOOKS.has(Hooks::ORACLE) {
+                Some("the routing reads other routers' state at once (an oracle)")
+            } else if !self.traffic.partitionable() {
+                Some("the workload shares state between nodes")
+            } else {
+                None
+            };
+            if let Some(why) = refuse {
+                return Err(Error::config(field, format!("{count}; allowed: 1 ({why})")));
+            }
+        }
+        let peer_group = std::mem::take(&mut self.parts.peer_group);
+        self.parts = Partitions::new(count, topo.g, topo.a, self.parts.window, peer_group);
+        self.core.mailed = count > 1;
+        let node_bounds: Vec<u32> = self.parts.router_bounds.iter().map(|&r| r * topo.p as u32).collect();
+        for p in 1..count {
+            self.parts.parked[p] = Some(self.core.queue_like(&self.core.workload_delays.clone()));
+        }
+        self.traffic.partition(&node_bounds);
+        Ok(self)
     }
 
     /// Send one packet from `src` to `dst` through an otherwise empty network (no traffic is
@@ -185,19 +231,21 @@ impl<R: Routing> Simulation<R> {
         for &(src, _) in pairs {
             self.core.nic_try_send(src);
         }
-        while let Some((t, ev)) = self.core.q.pop() {
-            self.core.now = t;
-            self.dispatch(ev).map_err(|e| *e)?;
-            if self.core.traced.as_ref().is_some_and(|d| d.len() == pairs.len()) {
-                return Ok(self.core.traced.take().unwrap_or_default());
-            }
+        // Until nothing is left to do (every packet delivered, or a deadlock reported).
+        self.event_loop::<false>()?;
+        let traced = self.core.traced.take().unwrap_or_default();
+        if traced.len() < pairs.len() {
+            return Err(Error::Deadlock(self.deadlock_report(None)));
         }
-        Err(Error::Deadlock(self.deadlock_report()))
+        Ok(traced)
     }
 
     pub fn run(mut self) -> Result<SimResult> {
         let started = Instant::now();
-        self.start_traffic();
+        for p in 0..self.parts.count() {
+            self.switch_to(p);
+            self.start_traffic();
+        }
         // Only a workload that can finish ends a run early: the loop checks for it only then.
         let ended = if matches!(self.traffic, Traffic::Custom(_)) {
             self.event_loop::<true>()
@@ -213,26 +261,74 @@ impl<R: Routing> Simulation<R> {
         Ok(self.finish(wall))
     }
 
-    /// Handle events until the end of the run (or, with `CAN_FINISH`, until a finished
-    /// workload ends it).
+    /// Run windows until the end of the run (or, with `CAN_FINISH`, until a finished workload
+    /// ends it, or until nothing is left to do): each window partition by partition, then its
+    /// barrier (`partition.rs`), where the watchdog and the invariant checks look at the whole
+    /// network.
     fn event_loop<const CAN_FINISH: bool>(&mut self) -> Result<()> {
         let check_every = us_to_ps(1.0);
         let mut next_check = if self.core.check.on { check_every } else { Time::MAX };
-        let mut ran_out = true;
-        // The watchdog condition (packets in flight and no progress for `watchdog`) cannot hold
-        // before `watch_at`: progress only moves forward, so the last check's bound stays valid.
-        let mut watch_at: Time = 0;
-        // The earlier of `watch_at` and `next_check`: one comparison per event for both.
-        let mut due: Time = 0;
-        let end = self.core.t.end;
-        let watchdog = self.core.t.watchdog;
+        let (end, watchdog, window) = (self.core.t.end, self.core.t.watchdog, self.parts.window);
+        let count = self.parts.count();
+        // The window of the next event (empty windows are skipped): the same for every
+        // partition count, since every partition's next event is looked at.
+        while let Some(next) = self.next_event_time() {
+            if next >= end {
+                return Ok(());
+            }
+            let barrier = (next / window + 1).saturating_mul(window).min(end);
+            for p in 0..count {
+                self.switch_to(p);
+                self.run_window::<CAN_FINISH>(barrier)?;
+                if CAN_FINISH && self.ended_at.is_some() {
+                    return Ok(());
+                }
+            }
+            self.barrier(barrier);
+            self.watch(barrier, watchdog)?;
+            if barrier >= next_check {
+                self.check_invariants()?;
+                next_check = barrier + check_every;
+            }
+        }
+        // Nothing left to do before the end: packets still in the network are stuck.
+        if self.core.acct.stuck_candidates() > 0 {
+            return Err(Error::Deadlock(self.deadlock_report(None)));
+        }
+        Ok(())
+    }
+
+    /// The watchdog, at the barrier at `at`: a deadlock when packets are in the network and
+    /// none moved (crossed a router or was delivered) for more than `watchdog`. Kept at barriers
+    /// rather than per event: nothing on the hot path, the same for every partition count, and
+    /// late by at most a window.
+    fn watch(&mut self, at: Time, watchdog: Time) -> Result<()> {
+        let acct = &mut self.core.acct;
+        let moves = acct.traversals + acct.delivered_total;
+        if moves != acct.moves_then || acct.stuck_candidates() == 0 {
+            (acct.last_progress, acct.moves_then) = (at, moves);
+        } else if at - acct.last_progress > watchdog {
+            let since = acct.last_progress;
+            self.core.now = at;
+            return Err(Error::Deadlock(self.deadlock_report(Some(since))));
+        }
+        Ok(())
+    }
+
+    /// The time of the earliest pending event of any partition (the mailbox is empty between
+    /// windows).
+    fn next_event_time(&self) -> Option<Time> {
+        let parked = self.parts.parked.iter().flatten().filter_map(|q| q.next_time());
+        self.core.q.next_time().into_iter().chain(parked).min()
+    }
+
+    /// Handle the active partition's events before `stop`.
+    #[inline(always)]
+    fn run_window<const CAN_FINISH: bool>(&mut self, stop: Time) -> Result<()> {
         // The hop the near stage found for the arrival it was given, with that arrival's packet.
         let mut pending = HopHint::NONE;
-        while let Some((t, ev, next)) = self.core.q.pop_peek() {
-            if t >= end {
-                ran_out = false;
-                break;
-            }
+        while self.core.q.next_time().is_some_and(|t| t < stop) {
+            let Some((t, ev, next)) = self.core.q.pop_peek() else { break };
             self.core.now = t;
             self.core.acct.events += 1;
             let hint = pending;
@@ -244,27 +340,9 @@ impl<R: Routing> Simulation<R> {
                 self.prefetch_far(far);
             }
             self.dispatch_with(ev, hint).map_err(|e| *e)?;
-            if t >= due {
-                if t >= watch_at {
-                    let acct = &self.core.acct;
-                    if acct.in_network > 0 && t - acct.last_progress > watchdog {
-                        return Err(Error::Deadlock(self.deadlock_report()));
-                    }
-                    watch_at = acct.last_progress.saturating_add(watchdog).saturating_add(1);
-                }
-                if t >= next_check {
-                    self.check_invariants()?;
-                    next_check = t + check_every;
-                }
-                due = watch_at.min(next_check);
-            }
             if CAN_FINISH && self.ended_at.is_some() {
-                ran_out = false;
                 break;
             }
-        }
-        if ran_out && self.core.acct.in_network > 0 {
-            return Err(Error::Deadlock(self.deadlock_report()));
         }
         Ok(())
     }
@@ -278,29 +356,28 @@ impl<R: Routing> Simulation<R> {
         summary.packets_in_flight_end = c.acct.in_network;
         summary.source_queue_end = c.acct.in_source;
         summary.sim_time_us = ps_to_us(end);
-        summary.wall_s = wall;
-        summary.events = c.acct.events;
         summary.router_traversals = c.acct.traversals;
         let traversals = c.acct.traversals;
-        summary.ns_per_router_traversal = if traversals > 0 { wall * 1e9 / traversals as f64 } else { 0.0 };
-        summary.sim_us_per_wall_s = if wall > 0.0 { ps_to_us(end) / wall } else { 0.0 };
+        let execution = Execution {
+            wall_s: wall,
+            events: c.acct.events,
+            ns_per_router_traversal: if traversals > 0 { wall * 1e9 / traversals as f64 } else { 0.0 },
+            sim_us_per_wall_s: if wall > 0.0 { ps_to_us(end) / wall } else { 0.0 },
+            partitions: self.parts.count(),
+        };
         SimResult {
             series: c.stats.series(nodes, bw),
             hops_histogram: c.stats.hops_histogram(),
             probes: c.probes.results(),
             summary,
+            execution,
             config: c.cfg,
         }
     }
 
-    #[inline(never)]
-    fn dispatch(&mut self, ev: Event) -> Fallible {
-        self.dispatch_with(ev, HopHint::NONE)
-    }
-
     /// Handle `ev`; `hint`: the hop the near prefetch stage found for it (an arrival under a
-    /// table routing), which its routing would find again. `always`: with two callers (the
-    /// event loop and `dispatch`) plain `inline` left it a call with a large frame per event.
+    /// table routing), which its routing would find again. `always`: plain `inline` once left
+    /// it a call with a large frame per event.
     #[inline(always)]
     fn dispatch_with(&mut self, ev: Event, hint: HopHint) -> Fallible {
         match ev {
@@ -450,7 +527,16 @@ impl<R: Routing> Simulation<R> {
             }
             Dest::Router { router: to, delay } => {
                 let slot = self.store_msg(msg);
-                self.core.q.at(self.core.now + delay, Event::Msg { router: to, port: NO_PORT, slot });
+                let (time, ev) = (self.core.now + delay, Event::Msg { router: to, port: NO_PORT, slot });
+                let topo = &self.core.topo;
+                if self.core.cross && !R::HOOKS.has(Hooks::ORACLE) && topo.group_of(to) != topo.group_of(router) {
+                    // Between groups a message is at least a window late (the contract of
+                    // `partition.rs`); only an oracle sends faster, and runs one partition.
+                    assert!(delay >= self.parts.window, "a message between groups must take at least the lookahead");
+                    self.core.mail.timed.push(Cross { time, router: to, lane: None, ev, from: router });
+                } else {
+                    self.core.q.at(time, ev);
+                }
             }
         }
     }
@@ -463,7 +549,9 @@ impl<R: Routing> Simulation<R> {
         let ((to, to_port), class) = (line.peer, line.class as usize & 3);
         debug_assert!(class != 0, "messages travel between routers only");
         let slot = self.store_msg(msg);
-        self.core.q.push(self.core.lanes.credit[class], Event::Msg { router: to, port: to_port, slot });
+        let ev = Event::Msg { router: to, port: to_port, slot };
+        let (lane, delay) = (self.core.lanes.credit[class], self.core.t.credit_lat[class]);
+        self.core.send_over_link(class, lane, delay, ev, to);
     }
 
     #[inline(always)]
@@ -506,6 +594,11 @@ impl<R: Routing> Simulation<R> {
     }
 }
 
+/// By port index: the group of the router at the other end of each port (0 for host ports).
+fn peer_groups(topo: &Topology, fab: &Fabric) -> Vec<u32> {
+    fab.ports.iter().map(|port| if port.class == 0 { 0 } else { topo.group_of(port.peer.0) }).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::Simulation;
@@ -524,8 +617,7 @@ mod tests {
             let topo = Topology::new(&cfg.topology).unwrap();
             let mut sim = Simulation::new(&cfg, topo, Par::new(Default::default())).unwrap();
             sim.fab.lru_clock = start;
-            let mut s = sim.run().unwrap().summary;
-            (s.wall_s, s.ns_per_router_traversal, s.sim_us_per_wall_s) = (0.0, 0.0, 0.0);
+            let s = sim.run().unwrap().summary;
             assert!(s.router_traversals > 10_000, "the clock wraps within the run");
             serde_json::to_string(&s).unwrap()
         };

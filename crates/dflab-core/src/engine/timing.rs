@@ -99,8 +99,9 @@ pub struct Lanes {
     pub nic_credit: usize,
     pub nic_arrive: usize,
     pub nic_wake: usize,
-    /// The workload's own fixed delays, in the order it declared them.
-    pub workload: Vec<usize>,
+    /// The workload's own fixed delays, in the order it declared them (None: no lane was left,
+    /// its wake-ups go to the timer wheel).
+    pub workload: Vec<Option<usize>>,
     /// Credit latency per link class, as wake-ups of a sender blocked on credits, and control
     /// messages over a link.
     pub credit: [usize; 4],
@@ -111,22 +112,25 @@ pub struct Lanes {
 }
 
 impl Lanes {
-    pub fn register(q: &mut EventQueue, t: &Timing, workload_delays: &[Time]) -> Lanes {
+    /// The lanes of the engine and of the workload's `workload_delays`, in a fixed order. With
+    /// `cross` on, the events over global links get lanes of their own, which the barriers put
+    /// in canonical order (see `partition.rs`).
+    pub fn register(q: &mut EventQueue, t: &Timing, workload_delays: &[Time], cross: bool) -> Lanes {
         let xbar = q.channel(t.xfer);
         let nic_credit = q.channel(t.credit_lat[0]);
         let nic_arrive = q.channel(t.link[0]);
         let nic_wake = q.channel(t.ser[0]);
-        let workload = workload_delays.iter().map(|&d| q.channel(d)).collect();
-        Lanes {
-            xbar,
-            nic_credit,
-            nic_arrive,
-            nic_wake,
-            workload,
-            credit: [0, q.channel(t.credit_lat[1]), q.channel(t.credit_lat[2]), 0],
-            arrive: [0, q.channel(t.link[1]), q.channel(t.link[2]), 0],
-            port_wake: [q.channel(t.ser[0]), q.channel(t.ser[1]), q.channel(t.ser[2]), 0],
-            arrive_through: [0, q.channel(t.xfer + t.link[1]), q.channel(t.xfer + t.link[2]), 0],
-        }
+        let workload = workload_delays.iter().map(|&d| q.try_channel(d)).collect();
+        let global = |q: &mut EventQueue, d: Time| if cross { q.own_channel(d) } else { q.channel(d) };
+        let credit = [0, q.channel(t.credit_lat[1]), global(q, t.credit_lat[2]), 0];
+        let arrive = [0, q.channel(t.link[1]), global(q, t.link[2]), 0];
+        let port_wake = [q.channel(t.ser[0]), q.channel(t.ser[1]), q.channel(t.ser[2]), 0];
+        let arrive_through = [0, q.channel(t.xfer + t.link[1]), global(q, t.xfer + t.link[2]), 0];
+        Lanes { xbar, nic_credit, nic_arrive, nic_wake, workload, credit, arrive, port_wake, arrive_through }
+    }
+
+    /// The lanes of events over global links (their own with `cross` on).
+    pub fn global(&self) -> [usize; 3] {
+        [self.arrive[2], self.arrive_through[2], self.credit[2]]
     }
 }

@@ -311,7 +311,6 @@ impl<R: Routing> Simulation<R> {
         self.fab.lru_clock += 1;
         self.fab.lru[qi] = self.fab.lru_clock;
         self.core.acct.traversals += 1;
-        self.core.acct.last_progress = now;
         let grant = if through {
             let ser = self.core.t.ser[class];
             out.busy = done + ser;
@@ -325,7 +324,9 @@ impl<R: Routing> Simulation<R> {
                     self.core.check.inflight_flits[oi] += flits;
                 }
                 let ev = Event::Arrive { router: pr, port: pp, vc: out_vc as u8, pkt: id, pi: c };
-                self.core.q.push(self.core.lanes.arrive_through[class], ev);
+                let lane = self.core.lanes.arrive_through[class];
+                let delay = self.core.t.xfer + self.core.t.link[class];
+                self.core.send_over_link(class, lane, delay, ev, pr);
             }
             Grant::Through
         } else if out_busy >= done && (!out_wake || out_wake_at <= out_busy) {

@@ -158,9 +158,6 @@ impl Core {
         let n = node as usize;
         let flits = self.flits_of(id);
         self.nic.credits.take(n, flits);
-        if self.acct.in_network == 0 {
-            self.acct.last_progress = self.now;
-        }
         self.acct.in_network += 1;
         if self.check.on {
             self.check.nic_inflight_flits[n] += flits;

@@ -291,7 +291,8 @@ impl<R: Routing> Simulation<R> {
                 self.core.check.inflight_flits[qi] += flits;
             }
             let ev = Event::Arrive { router: pr, port: pp, vc: vc as u8, pkt: id, pi: c };
-            self.core.q.push(self.core.lanes.arrive[class], ev);
+            let (lane, delay) = (self.core.lanes.arrive[class], self.core.t.link[class]);
+            self.core.send_over_link(class, lane, delay, ev, pr);
         }
         if wake {
             self.core.q.push(self.core.lanes.port_wake[class], Event::PortWake { router, port, pi: pi as u32 });
@@ -346,6 +347,12 @@ impl<R: Routing> Simulation<R> {
             let uq = peer_queues as usize + vc;
             let now = self.core.now;
             let at = now + self.core.t.credit_lat[class];
+            if class == 2 && self.core.cross {
+                // Over a global link: delivered to the upstream ledger at the window's barrier
+                // (before `at`, which is at least a window away).
+                self.core.send_credits(at, uq, ur, up, flits);
+                return;
+            }
             if self.fab.credits.give_back(uq, now, at, flits) {
                 // The upstream port waits for credits: wake it when this return arrives.
                 let upi = self.fab.pidx(ur, up);

@@ -131,11 +131,20 @@ pub struct Summary {
     pub packets_in_flight_end: u64,
     pub source_queue_end: u64,
     pub sim_time_us: f64,
-    pub wall_s: f64,
-    pub events: u64,
     pub router_traversals: u64,
+}
+
+/// How a run was carried out, not what it found: the wall-clock time and the engine's work,
+/// kept apart from the [`Summary`] so that results can be compared byte for byte.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Execution {
+    pub wall_s: f64,
+    /// Events handled (depends on the engine's version and the number of partitions).
+    pub events: u64,
     pub ns_per_router_traversal: f64,
     pub sim_us_per_wall_s: f64,
+    /// Logical partitions the run was cut into.
+    pub partitions: usize,
 }
 
 /// Per-window time series, column-wise.

@@ -121,14 +121,18 @@ impl WorkloadCtx<'_> {
 
     /// [`Workload::on_wake`] after the `i`-th of the workload's [`Workload::fixed_delays`].
     pub fn wake_after(&mut self, i: usize, kind: u8, a: u32, b: u32) {
-        let lane = self.core.lanes.workload[i];
-        self.core.push(lane, Event::Workload { kind, a, b });
+        self.core.wake_workload_after(i, delay_of(self.core, i), Event::Workload { kind, a, b });
     }
 
     /// Add `n` to the workload's probe `probe` (its index in [`Workload::probes`]).
     pub fn count(&mut self, probe: usize, n: u64) {
         self.core.probes.add(self.probe_base + probe, 0, self.core.now, n);
     }
+}
+
+/// The `i`-th fixed delay of the workload (for the timer wheel when it has no lane).
+fn delay_of(core: &Core, i: usize) -> Time {
+    core.workload_delays[i]
 }
 
 /// The run's workload: the synthetic generator, dispatched statically (its generation is on the
@@ -159,5 +163,26 @@ impl Traffic {
 
     pub fn finished(&self) -> bool {
         matches!(self, Traffic::Custom(w) if w.finished())
+    }
+
+    /// Whether the workload can run in logical partitions (each node's traffic depends only on
+    /// its own partition): the synthetic generator can; other workloads run one partition.
+    pub fn partitionable(&self) -> bool {
+        matches!(self, Traffic::Synthetic(_))
+    }
+
+    /// One schedule per partition (`node_bounds`: the first node of each and one past the
+    /// last); only for a [`Traffic::partitionable`] workload.
+    pub fn partition(&mut self, node_bounds: &[u32]) {
+        if let Traffic::Synthetic(s) = self {
+            s.partition(node_bounds);
+        }
+    }
+
+    /// Put partition `to`'s schedule in place.
+    pub fn switch_partition(&mut self, to: usize) {
+        if let Traffic::Synthetic(s) = self {
+            s.switch_partition(to);
+        }
     }
 }

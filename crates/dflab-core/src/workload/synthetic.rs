@@ -7,6 +7,12 @@
 //! Bernoulli packets sit on slot boundaries (one slot = a packet's serialisation on the host
 //! link), so instead of one event per packet the generator keeps, per slot, the list of nodes
 //! whose next packet falls in it ([`super::calendar`]) and visits one slot per event.
+//!
+//! The generator keeps one [`Schedule`] per logical partition of the run (the nodes of a range
+//! of groups, see `engine/partition.rs`): its own calendar, slot chain, phase and sampler, so
+//! that a partition's packets do not depend on how far the others have run.
+
+use std::ops::Range;
 
 use rand::SeedableRng;
 
@@ -52,21 +58,34 @@ pub struct Synthetic {
     packet_bytes: u64,
     end: Time,
     source_limit: usize,
-    sampler: PatternSampler,
-    injector: Injector,
+    /// The pattern and load before any phase.
+    pattern: Pattern,
+    load: f64,
     phases: Vec<Phase>,
-    /// `traffic.process` is Bernoulli (packets on slot boundaries, filed in `calendar`).
+    /// `traffic.process` is Bernoulli (packets on slot boundaries, filed in a calendar).
     bernoulli: bool,
-    calendar: SlotCalendar,
     slot: Time,
     /// The first Bernoulli slot starting at or after the end: packets of later slots are not
     /// filed.
     end_slot: u64,
+    slot_div: Option<FastDiv>,
+    /// The schedule of the partition running now (the only one without partitions).
+    s: Schedule,
+    /// The schedules of the other partitions, by partition.
+    parked: Vec<Option<Schedule>>,
+    active: usize,
+}
+
+/// The generation schedule of the nodes of one partition.
+struct Schedule {
+    nodes: Range<u32>,
+    sampler: PatternSampler,
+    injector: Injector,
+    calendar: SlotCalendar,
     /// The slot visited last and its start: slot indices near it are found with a multiply
     /// (`slot_div`, when the slot fits 32 bits) instead of a 64-bit division.
     cur_slot: u64,
     cur_slot_start: Time,
-    slot_div: Option<FastDiv>,
     slot_pending: bool,
     /// Generation wake-ups carry the epoch they were scheduled in; a phase change starts a new
     /// one.
@@ -78,8 +97,6 @@ impl Synthetic {
         let t = &cfg.traffic;
         let n = &cfg.network;
         let pattern = t.pattern.parse("traffic.pattern", topo)?;
-        let mut pattern_rng = Rng::seed_from_u64(stream_seed(cfg.seed, 3, 0));
-        let sampler = PatternSampler::new(pattern, topo, t.allow_self, &mut pattern_rng);
         let packet_bytes = n.flit_bytes as u64 * n.packet_flits as u64;
         let slot = transfer_ps(packet_bytes, n.host_bw_gbps);
         let end = us_to_ps(cfg.run.warmup_us) + us_to_ps(cfg.run.measure_us);
@@ -93,6 +110,13 @@ impl Synthetic {
                 Ok(Phase { start: us_to_ps(ph.start_us), load: ph.load, pattern })
             })
             .collect::<Result<Vec<Phase>>>()?;
+        let nodes = topo.nodes();
+        let s = Schedule::new(
+            0..nodes as u32,
+            sampler_of(cfg.seed, topo, t.allow_self, pattern.clone(), 0),
+            Injector::new(t.process, t.load, slot),
+            nodes,
+        );
         Ok(Synthetic {
             topo: topo.clone(),
             seed: cfg.seed,
@@ -102,19 +126,46 @@ impl Synthetic {
             packet_bytes,
             end,
             source_limit: t.source_queue_packets.map_or(usize::MAX, |l| l as usize),
-            sampler,
-            injector: Injector::new(t.process, t.load, slot),
+            pattern,
+            load: t.load,
             phases,
             bernoulli: t.process == Process::Bernoulli,
-            calendar: SlotCalendar::new(topo.nodes()),
             slot,
             end_slot: end.div_ceil(slot),
-            cur_slot: 0,
-            cur_slot_start: Time::MAX,
             slot_div: u32::try_from(slot).ok().map(FastDiv::new),
-            slot_pending: false,
-            gen_epoch: 0,
+            s,
+            parked: vec![None],
+            active: 0,
         })
+    }
+
+    /// A schedule for `nodes` as at the start of the run.
+    fn schedule(&self, nodes: Range<u32>) -> Schedule {
+        let sampler = self.sampler(self.pattern.clone(), 0);
+        Schedule::new(nodes, sampler, Injector::new(self.process, self.load, self.slot), self.topo.nodes())
+    }
+
+    /// The sampler of `pattern` drawn from pattern stream `id` (see [`sampler_of`]).
+    fn sampler(&self, pattern: Pattern, id: u64) -> PatternSampler {
+        sampler_of(self.seed, &self.topo, self.allow_self, pattern, id)
+    }
+
+    /// One schedule per partition: partition `p` generates for nodes
+    /// `node_bounds[p]..node_bounds[p + 1]`. Before the run starts.
+    pub fn partition(&mut self, node_bounds: &[u32]) {
+        let parts: Vec<Schedule> = node_bounds.windows(2).map(|b| self.schedule(b[0]..b[1])).collect();
+        let mut parts = parts.into_iter();
+        self.s = parts.next().expect("at least one partition");
+        self.parked = std::iter::once(None).chain(parts.map(Some)).collect();
+        self.active = 0;
+    }
+
+    /// Put partition `to`'s schedule in place.
+    pub fn switch_partition(&mut self, to: usize) {
+        let incoming = self.parked[to].take().expect("a parked partition has its schedule");
+        let outgoing = std::mem::replace(&mut self.s, incoming);
+        self.parked[self.active] = Some(outgoing);
+        self.active = to;
     }
 
     /// The generator's lane: one Bernoulli slot.
@@ -122,17 +173,18 @@ impl Synthetic {
         vec![self.slot]
     }
 
+    /// Start the schedule in place (each partition's, with its queue in place).
     pub fn start(&mut self, core: &mut Core) {
         if self.bernoulli {
             // The slot chain starts at slot 0 and visits every slot while nodes are filed.
-            self.slot_pending = true;
+            self.s.slot_pending = true;
             core.at(0, Event::Workload { kind: SLOT, a: 0, b: 0 });
         }
-        for node in 0..self.topo.nodes() {
-            let nd = &mut core.nic.node[node];
-            let t = self.injector.first(&mut nd.rng);
+        for node in self.s.nodes.clone() {
+            let nd = &mut core.nic.node[node as usize];
+            let t = self.s.injector.first(&mut nd.rng);
             nd.work[FIRST] = t;
-            self.schedule_generation(core, node as u32, t);
+            self.schedule_generation(core, node, t);
         }
         for (i, ph) in self.phases.iter().enumerate() {
             if ph.start < self.end {
@@ -145,7 +197,7 @@ impl Synthetic {
     pub fn on_wake(&mut self, core: &mut Core, kind: u8, a: u32, b: u32) {
         match kind {
             GEN => {
-                if b == self.gen_epoch {
+                if b == self.s.gen_epoch {
                     self.on_generate(core, a);
                 }
             }
@@ -166,7 +218,12 @@ impl Synthetic {
 
     /// Generate a packet of `node` now (a generation wake-up or a resumed deferred round).
     fn on_generate(&mut self, core: &mut Core, node: u32) {
-        let from_slot = self.bernoulli && core.now == self.cur_slot_start;
+        // A resumed round on a slot boundary files its next packet from that slot, whether or
+        // not the partition's slot chain visited it (it may have stopped).
+        let from_slot = self.bernoulli && core.now.is_multiple_of(self.slot);
+        if from_slot {
+            (self.s.cur_slot, self.s.cur_slot_start) = (core.now / self.slot, core.now);
+        }
         if self.generate(core, node, from_slot) {
             core.acct.generated_total += 1;
             core.stats.on_generate(core.now, 1, self.packet_bytes);
@@ -187,20 +244,20 @@ impl Synthetic {
             nd.notify = true;
             return false;
         }
-        let dst = self.sampler.destination(node, &mut nd.rng);
+        let dst = self.s.sampler.destination(node, &mut nd.rng);
         // The next packet: in the common case, from the slot calendar, its slot index is this
         // slot's plus the drawn gap (what `schedule_generation` finds by division).
         let next = if from_slot {
-            self.cur_slot + self.injector.slots_to_next(&mut nd.rng)
+            self.s.cur_slot + self.s.injector.slots_to_next(&mut nd.rng)
         } else {
             // Only the periodic process reads the count (a slot does not keep it up to date).
             nd.work[COUNT] += 1;
-            self.injector.next(now, nd.work[FIRST], nd.work[COUNT], &mut nd.rng)
+            self.s.injector.next(now, nd.work[FIRST], nd.work[COUNT], &mut nd.rng)
         };
         // Filing the next packet changes neither the source queue nor the NIC.
         if from_slot {
             if next < self.end_slot {
-                self.file_slot(core, node, next, self.cur_slot);
+                self.file_slot(core, node, next, self.s.cur_slot);
             }
         } else {
             self.schedule_generation(core, node, next);
@@ -224,7 +281,7 @@ impl Synthetic {
             let current = self.slot_of(core.now);
             self.file_slot(core, node, slot, current);
         } else {
-            core.at(at, Event::Workload { kind: GEN, a: node, b: self.gen_epoch });
+            core.at(at, Event::Workload { kind: GEN, a: node, b: self.s.gen_epoch });
         }
     }
 
@@ -232,8 +289,8 @@ impl Synthetic {
     /// containing now).
     #[inline]
     fn file_slot(&mut self, core: &mut Core, node: u32, slot: u64, current: u64) {
-        self.calendar.insert(slot, current, node);
-        if !self.slot_pending {
+        self.s.calendar.insert(slot, current, node);
+        if !self.s.slot_pending {
             self.restart_slots(core, current);
         }
     }
@@ -243,16 +300,16 @@ impl Synthetic {
     #[cold]
     #[inline(never)]
     fn restart_slots(&mut self, core: &mut Core, current: u64) {
-        self.slot_pending = true;
+        self.s.slot_pending = true;
         core.at((current + 1) * self.slot, Event::Workload { kind: SLOT, a: 0, b: 0 });
     }
 
     /// Index of the slot containing `t` (`⌊t / slot⌋`).
     #[inline]
     fn slot_of(&self, t: Time) -> u64 {
-        if let (Some(d), Some(off)) = (self.slot_div, t.checked_sub(self.cur_slot_start)) {
+        if let (Some(d), Some(off)) = (self.slot_div, t.checked_sub(self.s.cur_slot_start)) {
             if let Ok(off) = u32::try_from(off) {
-                return self.cur_slot + d.div(off) as u64;
+                return self.s.cur_slot + d.div(off) as u64;
             }
         }
         t / self.slot
@@ -263,17 +320,17 @@ impl Synthetic {
     #[inline(never)]
     fn on_slot(&mut self, core: &mut Core) {
         let slot = self.slot_of(core.now);
-        (self.cur_slot, self.cur_slot_start) = (slot, slot * self.slot);
-        let (mut node, count) = self.calendar.take(slot);
+        (self.s.cur_slot, self.s.cur_slot_start) = (slot, slot * self.slot);
+        let (mut node, count) = self.s.calendar.take(slot);
         // The node after this one and the one after that: links are read before the node
         // that holds them is filed again by its generation.
-        let mut next = if count > 1 { self.calendar.next(node) } else { node };
+        let mut next = if count > 1 { self.s.calendar.next(node) } else { node };
         let mut generated = 0;
-        let from_slot = core.now == self.cur_slot_start;
+        let from_slot = core.now == self.s.cur_slot_start;
         for k in 0..count {
             // The nodes of a slot are scattered: fetch the state of the one after next while
             // this one generates.
-            let after = if k + 2 < count { self.calendar.next(next) } else { next };
+            let after = if k + 2 < count { self.s.calendar.next(next) } else { next };
             if k + 2 < count {
                 let ahead = after as usize;
                 prefetch(&core.nic.node, ahead);
@@ -285,39 +342,62 @@ impl Synthetic {
         // All at the same time, so in the same window: one record for the slot.
         core.acct.generated_total += generated;
         core.stats.on_generate(core.now, generated, self.packet_bytes);
-        self.slot_pending = !self.calendar.is_empty();
-        if self.slot_pending {
-            core.push(core.lanes.workload[0], Event::Workload { kind: SLOT, a: 0, b: 0 });
+        self.s.slot_pending = !self.s.calendar.is_empty();
+        if self.s.slot_pending {
+            core.wake_workload_after(0, self.slot, Event::Workload { kind: SLOT, a: 0, b: 0 });
         }
     }
 
-    /// A traffic phase starts: swap in its load and/or pattern and restart every node's
-    /// generation schedule from now (exact for Bernoulli, which is memoryless; periodic nodes
-    /// draw a new phase).
+    /// A traffic phase starts: swap in its load and/or pattern and restart the generation
+    /// schedule of every node of the partition from now (exact for Bernoulli, which is
+    /// memoryless; periodic nodes draw a new phase).
     fn on_phase(&mut self, core: &mut Core, i: usize) {
         let ph = &self.phases[i];
         if let Some(load) = ph.load {
-            self.injector = Injector::new(self.process, load, self.slot);
+            self.s.injector = Injector::new(self.process, load, self.slot);
         }
         if let Some(pattern) = ph.pattern.clone() {
-            let mut rng = Rng::seed_from_u64(stream_seed(self.seed, 3, i as u64 + 1));
-            self.sampler = PatternSampler::new(pattern, &self.topo, self.allow_self, &mut rng);
+            self.s.sampler = self.sampler(pattern, i as u64 + 1);
         }
-        self.gen_epoch += 1;
-        self.calendar.clear();
-        core.nic.node.iter_mut().for_each(|s| s.notify = false);
+        self.s.gen_epoch += 1;
+        self.s.calendar.clear();
+        let nodes = self.s.nodes.start as usize..self.s.nodes.end as usize;
+        core.nic.node[nodes].iter_mut().for_each(|s| s.notify = false);
         // The next slot boundary strictly after now: this slot's bucket may already be visited.
         let base = match self.process {
             Process::Bernoulli => (core.now / self.slot + 1) * self.slot,
             Process::Periodic => core.now,
         };
-        for node in 0..self.topo.nodes() {
-            let nd = &mut core.nic.node[node];
-            let t = base + self.injector.first(&mut nd.rng);
+        for node in self.s.nodes.clone() {
+            let nd = &mut core.nic.node[node as usize];
+            let t = base + self.s.injector.first(&mut nd.rng);
             nd.work = [t, 0];
-            self.schedule_generation(core, node as u32, t);
+            self.schedule_generation(core, node, t);
         }
     }
+}
+
+impl Schedule {
+    /// The schedule of `nodes` (of `all` nodes) before the run starts.
+    fn new(nodes: Range<u32>, sampler: PatternSampler, injector: Injector, all: usize) -> Schedule {
+        Schedule {
+            nodes,
+            sampler,
+            injector,
+            calendar: SlotCalendar::new(all),
+            cur_slot: 0,
+            cur_slot_start: Time::MAX,
+            slot_pending: false,
+            gen_epoch: 0,
+        }
+    }
+}
+
+/// The sampler of `pattern`, with its one-time draws from the experiment's pattern stream `id`
+/// (0 before any phase, `i + 1` for phase `i`): every partition draws the same tables.
+fn sampler_of(seed: u64, topo: &Topology, allow_self: bool, pattern: Pattern, id: u64) -> PatternSampler {
+    let mut rng = Rng::seed_from_u64(stream_seed(seed, 3, id));
+    PatternSampler::new(pattern, topo, allow_self, &mut rng)
 }
 
 /// The generator as a [`Workload`] (the engine calls the methods above directly, so that
