@@ -92,12 +92,32 @@ SERIES_COLUMNS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
+class Probes:
+    """The named counters the routing and the workload declared, over the measurement window:
+    one number per probe (`totals`), one per router (`per_router`), or one per window of the
+    series (`series`, warm-up included)."""
+
+    totals: dict[str, int]
+    per_router: dict[str, list[int]]
+    series: dict[str, list[int]]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Probes:
+        return cls(
+            totals={k: int(v) for k, v in data.get("totals", {}).items()},
+            per_router={k: [int(x) for x in v] for k, v in data.get("per_router", {}).items()},
+            series={k: [int(x) for x in v] for k, v in data.get("series", {}).items()},
+        )
+
+
+@dataclass(frozen=True)
 class Result:
     summary: Summary
     execution: Execution
     series: pl.DataFrame
     hops_histogram: list[int]
     config: dict[str, Any]
+    probes: Probes
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> Result:
@@ -107,6 +127,7 @@ class Result:
             series=series_frame(raw.get("series") or {}),
             hops_histogram=[int(count) for count in raw.get("hops_histogram", [])],
             config=raw.get("config", {}),
+            probes=Probes.from_dict(raw.get("probes") or {}),
         )
 
 

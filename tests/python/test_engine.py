@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from dflab import engine
-from dflab.api import SERIES_COLUMNS, Execution, Result, Summary, simulate
+from dflab.api import SERIES_COLUMNS, Execution, Probes, Result, Summary, simulate
 from dflab.bench import FIELDS, median_row
 from dflab.config import Experiment
 from dflab.loading import validate
@@ -62,6 +62,15 @@ def test_api_result_series_and_histogram() -> None:
     assert result.series["in_measurement"].sum() == pytest.approx(5, abs=1)
     assert sum(result.hops_histogram) == result.summary.packets_delivered
     assert result.config["topology"]["g"] == 9
+    # MIN declares no probes; the engine's probe section still arrives, empty.
+    assert result.probes == Probes(totals={}, per_router={}, series={})
+
+
+def test_probes_are_read_by_kind() -> None:
+    raw = {"totals": {"a": 3}, "per_router": {"b": [1, 2]}, "series": {"c": [0, 5]}}
+    assert Probes.from_dict(raw) == Probes(
+        totals={"a": 3}, per_router={"b": [1, 2]}, series={"c": [0, 5]}
+    )
 
 
 def test_same_seed_same_result_other_seed_other_result() -> None:

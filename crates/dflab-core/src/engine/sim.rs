@@ -281,6 +281,9 @@ impl<R: Routing> Simulation<R> {
                 self.switch_to(p);
                 self.run_window::<CAN_FINISH>(barrier)?;
                 if CAN_FINISH && self.ended_at.is_some() {
+                    // What crossed partitions in this window (credits of global links) lands
+                    // in its ledgers, so that the end state is whole.
+                    self.barrier(barrier);
                     return Ok(());
                 }
             }

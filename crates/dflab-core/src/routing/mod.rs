@@ -55,7 +55,7 @@ impl Hooks {
     /// [`Routing::on_depart`]: a packet that came from another router leaves this router's
     /// input buffer (its crossbar grant).
     pub const DEPART: Hooks = Hooks(2);
-    /// [`Routing::on_deliver`]: a packet reaches its destination node.
+    /// [`Routing::on_deliver`]: a packet leaves its destination router for its node.
     pub const DELIVER: Hooks = Hooks(4);
     /// [`Routing::reroute_at_injection`]: asked again for the head packet of an injection
     /// (host-port) input VC whenever its crossbar request is refused.
@@ -146,7 +146,9 @@ pub trait Routing: Sized + Send + Sync + 'static {
     /// buffer now (its crossbar grant).
     fn on_depart(&self, _cx: &mut Ctx<'_, Self>, _pkt: &Packet) {}
 
-    /// `pkt` reaches its destination node (the context is its destination router's).
+    /// `pkt` leaves its destination router for its node: the hook runs as the packet starts on
+    /// the ejection link (the context is the destination router's, at that time), one ejection
+    /// (serialisation and link latency) before the statistics count it delivered.
     fn on_deliver(&self, _cx: &mut Ctx<'_, Self>, _pkt: &Packet) {}
 
     /// The head packet of injection input (`cx.view.in_port`, VC) was refused by the crossbar
