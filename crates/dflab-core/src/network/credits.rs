@@ -95,7 +95,7 @@ fn absorb_in(s: &mut State, ring: &[u64], cap: u32, q: usize, now: Time) -> u32 
 /// if the already absorbed credits do not. Returns left pending are absorbed by a later look,
 /// with the same totals, so every decision is the same as with absorbing at every look; but
 /// the ring of older returns (1.3 MB on `qadaptive-1056`, a cache miss on most reads) is read
-/// only by a sender that needs the credits: MIN UR 0.5 ran 10 % faster (docs/model.md §Speed).
+/// only by a sender that needs the credits: MIN UR 0.5 ran 10 % faster (docs/perf-log.md).
 #[inline(always)]
 fn covers_in(s: &mut State, ring: &[u64], cap: u32, q: usize, now: Time, flits: u32) -> bool {
     s.free >= flits || absorb_in(s, ring, cap, q, now) >= flits
