@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A/B timing of two engine versions, the way the engine's speed-ups are measured (docs/model.md
-# §Speed): each version is built as `dflab bench` runs it (profile-guided, scripts/pgo.sh, as
-# dflab-py's `run` example), then the two binaries run the same experiment alternately, so that
-# the host's drift (which moves wall time more than most engine changes) hits both alike.
+# A/B timing of two engine versions, the way the engine's speed-ups are measured
+# (docs/perf-log.md): each version is built as `dflab bench` runs it (profile-guided,
+# scripts/pgo.sh, as dflab-py's `run` example), then the two binaries run the same experiment
+# alternately, so that the host's drift (which moves wall time more than most engine changes)
+# hits both alike.
 #
 #   bash scripts/ab.sh A B [ROUNDS] [EXPERIMENT_JSON]
 #
