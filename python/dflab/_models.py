@@ -51,15 +51,15 @@ class Network(Section):
 
     flit_bytes: int = Field(128, ge=1, le=4294967295, description='Bytes of a flit.')
     global_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links between groups.')
-    global_latency_ns: Number = Field(300.0, ge=0.0, description='Latency of a link between groups.')
+    global_latency_ns: Number = Field(300.0, ge=0.0, le=1000000000.0, description='Latency of a link between groups.')
     host_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links between nodes and routers.')
-    host_latency_ns: Number = Field(10.0, ge=0.0, description='Latency of a node-router link.')
+    host_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description='Latency of a node-router link.')
     input_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each input VC buffer.')
-    input_latency_ns: Number = Field(10.0, ge=0.0, description="Latency of a router's input stage.")
+    input_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description="Latency of a router's input stage.")
     local_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links inside a group.')
-    local_latency_ns: Number = Field(30.0, ge=0.0, description='Latency of a link inside a group.')
+    local_latency_ns: Number = Field(30.0, ge=0.0, le=1000000000.0, description='Latency of a link inside a group.')
     output_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each output VC buffer.')
-    output_latency_ns: Number = Field(10.0, ge=0.0, description="Latency of a router's output stage.")
+    output_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description="Latency of a router's output stage.")
     packet_flits: int = Field(1, ge=1, le=65535, description='Flits of a packet (the unit of switching: virtual cut-through).')
     xbar_bw_gbps: Number = Field(40.0, gt=0.0, description='Bandwidth of a crossbar port (speedup = crossbar / link bandwidth).')
 
@@ -100,10 +100,10 @@ class Run(Section):
     """The run: a warm-up, then the measured window; per-window series; checks."""
 
     check: bool = Field(False, description="Check the model's invariants every simulated µs (slower; results are the same).")
-    measure_us: Number = Field(50.0, gt=0.0, description='Simulated time measured.')
-    warmup_us: Number = Field(20.0, ge=0.0, description='Simulated time before measuring.')
-    watchdog_us: Number = Field(50.0, gt=0.0, description='Report a deadlock when no packet moves for this long.')
-    window_us: Number = Field(1.0, gt=0.0, description='Width of a window of the per-window series.')
+    measure_us: Number = Field(50.0, gt=0.0, le=1000000000.0, description='Simulated time measured (at least 1 ps).')
+    warmup_us: Number = Field(20.0, ge=0.0, le=1000000000.0, description="Simulated time before measuring (at most 10^9 us: the picosecond clock's range, with room for every sum the engine makes).")
+    watchdog_us: Number = Field(50.0, gt=0.0, le=1000000000.0, description='Report a deadlock when no packet moves for this long (checked at the end of each window of the global-link latency, so a shorter value means one such window).')
+    window_us: Number = Field(1.0, gt=0.0, le=1000000000.0, description='Width of a window of the per-window series.')
 
 
 class ExperimentModel(Section):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -148,11 +149,18 @@ def as_experiment(config: Experiment | dict[str, Any] | str | Path) -> Experimen
     raise UserError(f"cannot make an experiment from {type(config).__name__}")
 
 
-def simulate(config: Experiment | dict[str, Any] | str | Path, **overrides: Any) -> Result:
+def simulate(
+    config: Experiment | dict[str, Any] | str | Path,
+    *,
+    progress: Callable[[float, float, float], None] | None = None,
+    **overrides: Any,
+) -> Result:
     """Run one experiment.
 
     `config` is an Experiment, a dict in the TOML structure, or a path to a TOML file;
     `overrides` are dotted (`**{"traffic.load": 0.3}`) or nested (`routing={"algorithm": "VALn"}`).
+    `progress(now_us, end_us, wall_s)` is called about every 0.2 s of wall time; an exception
+    it raises stops the run. Ctrl-C stops a run within about that time (KeyboardInterrupt).
     """
     experiment = with_overrides(as_experiment(config), overrides)
-    return Result.from_engine(engine.simulate(experiment.to_engine_json()))
+    return Result.from_engine(engine.simulate(experiment.to_engine_json(), progress=progress))

@@ -116,15 +116,20 @@ def run(
 
     from dflab import engine
     from dflab.api import Result
+    from dflab.progress import Terminated, Tracker, on_sigterm, simulate_with_progress
     from dflab.report import summary_table, to_json
 
     err = _err()
+    tracker = Tracker()
     try:
-        if err.is_terminal:
-            with err.status(f"simulating {exp.label()} ..."):
-                raw = engine.simulate(exp.to_engine_json())
-        else:
-            raw = engine.simulate(exp.to_engine_json())
+        with on_sigterm():
+            raw = simulate_with_progress(
+                engine.simulate, exp.to_engine_json(), exp.label(), err, tracker
+            )
+    except (KeyboardInterrupt, Terminated) as exc:
+        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"error: {what} {tracker.where()}; nothing was saved", file=sys.stderr)
+        raise typer.Exit(code) from None
     except RuntimeError as exc:
         if engine.is_deadlock(exc):
             # A simulation outcome (e.g. too few VCs), not a usage error: exit 1.

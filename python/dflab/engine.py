@@ -7,6 +7,7 @@ deadlocks and invariant failures keep their own types.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -46,8 +47,21 @@ def _call(function: str, config_json: str) -> Any:
         raise
 
 
-def simulate(config_json: str) -> dict[str, Any]:
-    return _call("simulate", config_json)
+def simulate(
+    config_json: str, progress: Callable[[float, float, float], None] | None = None
+) -> dict[str, Any]:
+    """Run one experiment. `progress(now_us, end_us, wall_s)` is called about every 0.2 s of
+    wall time; Ctrl-C raises KeyboardInterrupt within about that time."""
+    if progress is None:
+        return _call("simulate", config_json)
+    core = _core()
+    config_error = getattr(core, "ConfigError", None)
+    try:
+        return core.simulate(config_json, progress)
+    except Exception as exc:
+        if config_error is not None and isinstance(exc, config_error):
+            raise UserError(str(exc)) from None
+        raise
 
 
 def canonical(config_json: str) -> dict[str, Any]:

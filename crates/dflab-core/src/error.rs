@@ -11,6 +11,9 @@ pub enum Error {
     /// The watchdog saw no packet move for the configured time while packets were in flight.
     #[error("deadlock: {0}")]
     Deadlock(String),
+    /// The run's observer asked it to stop (an interrupt).
+    #[error("interrupted: {0}")]
+    Interrupted(String),
     /// An internal consistency check failed.
     #[error("invariant violated: {0}")]
     Invariant(String),

@@ -32,5 +32,5 @@ pub mod workload;
 pub const ENGINE_SEMANTICS: u32 = 2;
 
 pub use config::Experiment;
-pub use engine::{simulate, simulate_partitioned, SimResult};
+pub use engine::{simulate, simulate_observed, simulate_partitioned, SimResult};
 pub use error::{Error, Result};

@@ -2,9 +2,13 @@
 //! releases the GIL while the engine runs. Results cross as one JSON document decoded by
 //! Python's `json` module (no per-packet Python objects exist).
 
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dflab_core::engine::observe::{Observer, Progress};
 use dflab_core::{info, Error, Experiment};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(_core, ConfigError, PyValueError, "Bad experiment description (names the field).");
@@ -16,6 +20,7 @@ fn to_py(e: Error) -> PyErr {
         Error::Config { .. } => ConfigError::new_err(e.to_string()),
         Error::Deadlock(_) => DeadlockError::new_err(e.to_string()),
         Error::Invariant(_) => InvariantError::new_err(e.to_string()),
+        Error::Interrupted(_) => PyKeyboardInterrupt::new_err(e.to_string()),
     }
 }
 
@@ -28,11 +33,39 @@ fn parse(config_json: &str) -> PyResult<Experiment> {
 }
 
 /// Run one experiment; returns {"summary", "execution", "series", "hops_histogram", "probes",
-/// "config"}.
+/// "config"}. About every `every_s` seconds of wall time the engine checks for Python signals
+/// (Ctrl-C raises KeyboardInterrupt within about that time) and calls `progress(now_us,
+/// end_us, wall_s)` if given; an exception it raises stops the run and propagates.
 #[pyfunction]
-fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (config_json, progress = None, every_s = 0.2))]
+fn simulate<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Py<PyAny>>,
+    every_s: f64,
+) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
-    let out = py.detach(|| dflab_core::simulate(&cfg).map(|r| serde_json::to_string(&r).expect("result serialises")));
+    // What the observer raised, handed back to Python once the engine has stopped.
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let stash = raised.clone();
+    let observe = move |p: &Progress| -> bool {
+        Python::attach(|py| {
+            let outcome = py.check_signals().and_then(|()| match &progress {
+                Some(f) => f.call1(py, (p.now_us, p.end_us, p.wall_s)).map(drop),
+                None => Ok(()),
+            });
+            outcome.map_err(|e| *stash.lock().expect("not poisoned") = Some(e)).is_ok()
+        })
+    };
+    let every = Duration::from_secs_f64(every_s.clamp(0.001, 3600.0));
+    let observer = Observer::new(every, Box::new(observe));
+    let out = py.detach(|| {
+        dflab_core::simulate_observed(&cfg, 1, Some(observer))
+            .map(|r| serde_json::to_string(&r).expect("result serialises"))
+    });
+    if let Some(e) = raised.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
     json_to_py(py, &out.map_err(to_py)?)
 }
 

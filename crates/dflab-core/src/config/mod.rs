@@ -121,19 +121,19 @@ pub struct NetworkConfig {
     #[schemars(range(min = 1))]
     pub output_buffer_flits: u32,
     /// Latency of a node-router link.
-    #[schemars(range(min = 0.0))]
+    #[schemars(range(min = 0.0, max = 1.0e9))]
     pub host_latency_ns: f64,
     /// Latency of a link inside a group.
-    #[schemars(range(min = 0.0))]
+    #[schemars(range(min = 0.0, max = 1.0e9))]
     pub local_latency_ns: f64,
     /// Latency of a link between groups.
-    #[schemars(range(min = 0.0))]
+    #[schemars(range(min = 0.0, max = 1.0e9))]
     pub global_latency_ns: f64,
     /// Latency of a router's input stage.
-    #[schemars(range(min = 0.0))]
+    #[schemars(range(min = 0.0, max = 1.0e9))]
     pub input_latency_ns: f64,
     /// Latency of a router's output stage.
-    #[schemars(range(min = 0.0))]
+    #[schemars(range(min = 0.0, max = 1.0e9))]
     pub output_latency_ns: f64,
 }
 
@@ -260,19 +260,21 @@ impl Default for TrafficConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
-    /// Simulated time before measuring.
-    #[schemars(range(min = 0.0))]
+    /// Simulated time before measuring (at most 10^9 us: the picosecond clock's range, with
+    /// room for every sum the engine makes).
+    #[schemars(range(min = 0.0, max = 1.0e9))]
     pub warmup_us: f64,
-    /// Simulated time measured.
-    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    /// Simulated time measured (at least 1 ps).
+    #[schemars(range(max = 1.0e9), extend("exclusiveMinimum" = 0.0))]
     pub measure_us: f64,
     /// Width of a window of the per-window series.
-    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    #[schemars(range(max = 1.0e9), extend("exclusiveMinimum" = 0.0))]
     pub window_us: f64,
     /// Check the model's invariants every simulated µs (slower; results are the same).
     pub check: bool,
-    /// Report a deadlock when no packet moves for this long.
-    #[schemars(extend("exclusiveMinimum" = 0.0))]
+    /// Report a deadlock when no packet moves for this long (checked at the end of each
+    /// window of the global-link latency, so a shorter value means one such window).
+    #[schemars(range(max = 1.0e9), extend("exclusiveMinimum" = 0.0))]
     pub watchdog_us: f64,
 }
 
@@ -281,6 +283,9 @@ impl Default for RunConfig {
         RunConfig { warmup_us: 20.0, measure_us: 50.0, window_us: 1.0, check: false, watchdog_us: 50.0 }
     }
 }
+
+/// The longest serialisation of one packet at any bandwidth the engine accepts (1 s).
+const MAX_TRANSFER_NS: f64 = 1.0e9;
 
 /// The experiment's schema with every sub-schema inlined (built once).
 fn experiment_schema() -> &'static Value {
@@ -326,6 +331,7 @@ impl Experiment {
                 ));
             }
         }
+        self.check_times()?;
         canonical_algorithm(&self.routing.algorithm)?;
         crate::routing::registry::check_params(self)?;
         self.traffic.pattern.parse("traffic.pattern", &topo)?;
@@ -357,6 +363,39 @@ impl Experiment {
             }
         }
         Ok(c)
+    }
+
+    /// Times the schema's bounds do not cover: a packet's serialisation at each bandwidth
+    /// (bytes over GB/s, at most 1 s: the engine adds such times to the picosecond clock) and
+    /// a measurement that rounds to no picosecond at all.
+    fn check_times(&self) -> Result<()> {
+        let n = &self.network;
+        let bytes = n.flit_bytes as f64 * n.packet_flits as f64;
+        for (field, bw) in [
+            ("network.host_bw_gbps", n.host_bw_gbps),
+            ("network.local_bw_gbps", n.local_bw_gbps),
+            ("network.global_bw_gbps", n.global_bw_gbps),
+            ("network.xbar_bw_gbps", n.xbar_bw_gbps),
+        ] {
+            let ns = bytes / bw;
+            if ns.is_nan() || ns > MAX_TRANSFER_NS {
+                return Err(Error::config(
+                    field,
+                    format!(
+                        "{bw} is out of range: a packet of {bytes} bytes would take {ns:e} ns; allowed: \
+                         >= {:e} (a packet in at most 1 s)",
+                        bytes / MAX_TRANSFER_NS
+                    ),
+                ));
+            }
+        }
+        if crate::units::us_to_ps(self.run.measure_us) == 0 {
+            return Err(Error::config(
+                "run.measure_us",
+                format!("{} rounds to 0 ps; allowed: at least 0.000001 (1 ps)", self.run.measure_us),
+            ));
+        }
+        Ok(())
     }
 
     fn validate_phases(&self, topo: &crate::topology::Topology) -> Result<()> {
@@ -497,5 +536,27 @@ mod tests {
         ] {
             assert_eq!(Experiment::from_json(doc).unwrap_err().to_string(), want);
         }
+    }
+
+    /// Newcomer #14 and #11: times beyond the picosecond clock, bandwidths that make a packet
+    /// take longer than a second, and a measurement that rounds to 0 ps are refused with their
+    /// field (they used to saturate, wrap and give silently wrong results).
+    #[test]
+    fn times_beyond_the_clock_are_refused_with_their_field() {
+        for (doc, field) in [
+            (r#"{"network": {"global_latency_ns": 1e30}}"#, "network.global_latency_ns"),
+            (r#"{"run": {"warmup_us": 1e15, "window_us": 1e15}}"#, "run.warmup_us"),
+            (r#"{"run": {"warmup_us": 1e13, "measure_us": 1e13}}"#, "run.measure_us"),
+            (r#"{"run": {"measure_us": 1e-9}}"#, "run.measure_us"),
+            (r#"{"run": {"watchdog_us": 1e300}}"#, "run.watchdog_us"),
+            (r#"{"network": {"global_bw_gbps": 1e-300}}"#, "network.global_bw_gbps"),
+            (r#"{"network": {"flit_bytes": 4000000000, "packet_flits": 2}}"#, "network.host_bw_gbps"),
+        ] {
+            let err = Experiment::from_json(doc).and_then(|e| e.validate()).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("{field}: ")), "{doc}: {err}");
+        }
+        // The largest accepted values still run the arithmetic without overflow.
+        let e = Experiment::from_json(r#"{"run": {"warmup_us": 1e9, "measure_us": 1e9, "window_us": 1e9}}"#).unwrap();
+        e.validate().unwrap();
     }
 }

@@ -24,6 +24,8 @@
 
 pub mod core;
 pub mod event;
+pub mod footprint;
+pub mod observe;
 pub mod partition;
 pub mod prefetch;
 pub mod queue;
@@ -61,9 +63,19 @@ pub fn simulate(cfg: &Experiment) -> Result<SimResult> {
 /// [`simulate`] in `partitions` logical partitions (see [`partition`]): the same results for
 /// every count, or an error naming why the experiment must run in one.
 pub fn simulate_partitioned(cfg: &Experiment, partitions: usize) -> Result<SimResult> {
+    simulate_observed(cfg, partitions, None)
+}
+
+/// [`simulate_partitioned`] with an observer of its progress that may stop it
+/// ([`observe::Observer`]).
+pub fn simulate_observed(
+    cfg: &Experiment,
+    partitions: usize,
+    observer: Option<observe::Observer>,
+) -> Result<SimResult> {
     cfg.validate()?;
     let topo = Topology::new(&cfg.topology)?;
-    crate::routing::with_algorithm(&cfg.routing.algorithm, topo, cfg, Run { cfg, partitions })
+    crate::routing::with_algorithm(&cfg.routing.algorithm, topo, cfg, Run { cfg, partitions, observer })
 }
 
 /// Send one packet per `(src, dst)` pair at time 0 through the otherwise empty network of `cfg`
@@ -92,12 +104,13 @@ impl Visit for Trace<'_> {
 struct Run<'a> {
     cfg: &'a Experiment,
     partitions: usize,
+    observer: Option<observe::Observer>,
 }
 
 impl Visit for Run<'_> {
     type Output = SimResult;
 
     fn visit<R: Routing>(self, routing: R, topo: Topology) -> Result<SimResult> {
-        Simulation::new(self.cfg, topo, routing)?.partitioned(self.partitions)?.run()
+        Simulation::new(self.cfg, topo, routing)?.partitioned(self.partitions)?.observed(self.observer).run()
     }
 }

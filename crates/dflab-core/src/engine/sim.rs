@@ -14,6 +14,8 @@ use serde::Serialize;
 
 use super::core::Core;
 use super::event::Event;
+use super::footprint::{self, Footprint};
+use super::observe::Observer;
 use super::partition::{Cross, Partitions};
 use super::prefetch::{HopHint, PREFETCH_FAR};
 use super::stream_seed;
@@ -107,6 +109,8 @@ pub struct Simulation<R: Routing> {
     hold_deliveries: bool,
     /// Windows, barriers and logical partitions (`partition.rs`).
     pub(crate) parts: Partitions,
+    /// Who watches the run from outside (progress, interrupts).
+    observer: Option<Observer>,
 }
 
 impl<R: Routing> Simulation<R> {
@@ -135,6 +139,8 @@ impl<R: Routing> Simulation<R> {
             t.uniform_flits = None;
         }
         let routers = topo.routers();
+        let what = format!("dfly({}, {}, {}, {}) with {vcs} VCs", topo.p, topo.a, topo.h, topo.g);
+        Footprint::of(&topo, vcs, t.in_cap).check(footprint::limit()?, &what)?;
         let fab = Fabric::new(&topo, vcs, t.in_cap, t.out_cap);
         let mut specs = routing.probes();
         let probe_base = specs.len();
@@ -165,7 +171,25 @@ impl<R: Routing> Simulation<R> {
         let core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
         let hold_deliveries = traffic.wants_deliveries();
         let space = Vec::new();
-        Ok(Simulation { core, fab, rt, traffic, probe_base, space, ended_at: None, hold_deliveries, parts })
+        Ok(Simulation {
+            core,
+            fab,
+            rt,
+            traffic,
+            probe_base,
+            space,
+            ended_at: None,
+            hold_deliveries,
+            parts,
+            observer: None,
+        })
+    }
+
+    /// Report progress to `observer` while running; it may stop the run
+    /// ([`crate::Error::Interrupted`]).
+    pub fn observed(mut self, observer: Option<Observer>) -> Simulation<R> {
+        self.observer = observer;
+        self
     }
 
     /// Run in `count` logical partitions of whole groups (see `partition.rs`): the results are
@@ -289,6 +313,9 @@ impl<R: Routing> Simulation<R> {
             }
             self.barrier(barrier);
             self.watch(barrier, watchdog)?;
+            if let Some(o) = &mut self.observer {
+                o.tick(barrier, end, self.core.acct.events)?;
+            }
             if barrier >= next_check {
                 self.check_invariants()?;
                 next_check = barrier + check_every;
