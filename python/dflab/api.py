@@ -17,25 +17,27 @@ from dflab.loading import load_experiment, validate, with_overrides
 
 @dataclass(frozen=True)
 class Summary:
-    """The engine's summary of one run; field names and units as in docs/config.md."""
+    """The engine's summary of one run; field names and units as in docs/config.md. A statistic
+    of an empty sample (latencies, hops and minimal share when nothing was delivered in the
+    measurement window) is None, never 0."""
 
-    offered_load: float
-    accepted_load: float
-    offered_gbps_per_node: float
-    accepted_gbps_per_node: float
-    accepted_total_gbps: float
-    latency_mean_ns: float
-    latency_p50_ns: float
-    latency_p95_ns: float
-    latency_p99_ns: float
-    latency_max_ns: float
-    network_latency_mean_ns: float
-    network_latency_p50_ns: float
-    network_latency_p95_ns: float
-    network_latency_p99_ns: float
-    network_latency_max_ns: float
-    hops_mean: float
-    minimal_fraction: float
+    offered_load: float | None
+    accepted_load: float | None
+    offered_gbps_per_node: float | None
+    accepted_gbps_per_node: float | None
+    accepted_total_gbps: float | None
+    latency_mean_ns: float | None
+    latency_p50_ns: float | None
+    latency_p95_ns: float | None
+    latency_p99_ns: float | None
+    latency_max_ns: float | None
+    network_latency_mean_ns: float | None
+    network_latency_p50_ns: float | None
+    network_latency_p95_ns: float | None
+    network_latency_p99_ns: float | None
+    network_latency_max_ns: float | None
+    hops_mean: float | None
+    minimal_fraction: float | None
     packets_generated: int
     packets_delivered: int
     packets_in_flight_end: int

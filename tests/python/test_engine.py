@@ -48,6 +48,23 @@ def test_run_json_has_the_documented_fields(tiny_file: Path) -> None:
     assert summary["sim_time_us"] >= 7.0
 
 
+def test_statistics_of_an_empty_sample_are_null() -> None:
+    # 0.1 us at load 0.01: packets are generated, none is delivered (newcomer #11).
+    summary = _run_json(
+        "--preset", "qadaptive-1056", "--load", "0.01", "--warmup-us", "0", "--measure-us", "0.1"
+    )
+    assert summary["packets_generated"] > 0 and summary["packets_delivered"] == 0
+    for name in (
+        "latency_mean_ns",
+        "latency_p99_ns",
+        "latency_max_ns",
+        "hops_mean",
+        "minimal_fraction",
+    ):
+        assert summary[name] is None, name
+    assert summary["accepted_load"] == 0.0
+
+
 def test_shortcut_flags_reach_the_engine(tiny_file: Path) -> None:
     summary = _run_json(str(tiny_file), "--routing", "valn", "--traffic", "ADV+1", "--load", "0.2")
     assert summary["offered_load"] == pytest.approx(0.2, abs=0.1)

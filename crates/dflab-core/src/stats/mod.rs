@@ -341,33 +341,41 @@ impl Stats {
         let span_ns = ps_to_ns(self.measure_end - self.measure_start);
         let capacity = nodes as f64 * node_bw_gbps * span_ns; // bytes the nodes could inject
         let per_node = |bytes: u64| bytes as f64 / nodes as f64 / span_ns; // GB/s
-        let d = self.delivered.max(1) as f64;
+                                                                           // Statistics of an empty sample are NaN, which results carry as null (newcomer #11: a
+                                                                           // 0.0 there biased means over seeds and drew as a real value).
+        let none = self.delivered == 0;
+        let d = self.delivered as f64;
         let (latency, net_latency) = (self.latency.folded(), self.net_latency.folded());
-        let q = |h: &Histogram<u64>, p: f64| {
-            if self.delivered == 0 {
-                0.0
+        // Percentiles come from whole-ns buckets (rounded up), the maximum is exact: a
+        // percentile is clamped to the maximum (newcomer #18).
+        let q = |h: &Histogram<u64>, p: f64, max: Time| {
+            if none {
+                f64::NAN
             } else {
-                h.value_at_quantile(p) as f64
+                (h.value_at_quantile(p) as f64).min(ps_to_ns(max))
             }
         };
+        let per_packet = |x: f64| if none { f64::NAN } else { x / d };
+        let ns_mean = |sum_ps: u128| if none { f64::NAN } else { ps_to_ns((sum_ps as f64 / d) as Time) };
+        let ns_max = |ps: Time| if none { f64::NAN } else { ps_to_ns(ps) };
         Summary {
             offered_load: self.bytes_generated as f64 / capacity,
             accepted_load: self.bytes_delivered as f64 / capacity,
             offered_gbps_per_node: per_node(self.bytes_generated),
             accepted_gbps_per_node: per_node(self.bytes_delivered),
             accepted_total_gbps: self.bytes_delivered as f64 / span_ns,
-            latency_mean_ns: ps_to_ns((self.lat_sum_ps as f64 / d) as Time),
-            latency_p50_ns: q(&latency, 0.50),
-            latency_p95_ns: q(&latency, 0.95),
-            latency_p99_ns: q(&latency, 0.99),
-            latency_max_ns: ps_to_ns(self.lat_max),
-            network_latency_mean_ns: ps_to_ns((self.net_lat_sum_ps as f64 / d) as Time),
-            network_latency_p50_ns: q(&net_latency, 0.50),
-            network_latency_p95_ns: q(&net_latency, 0.95),
-            network_latency_p99_ns: q(&net_latency, 0.99),
-            network_latency_max_ns: ps_to_ns(self.net_lat_max),
-            hops_mean: self.hops.iter().enumerate().map(|(h, &c)| h as u64 * c).sum::<u64>() as f64 / d,
-            minimal_fraction: if self.delivered == 0 { 0.0 } else { self.minimal as f64 / d },
+            latency_mean_ns: ns_mean(self.lat_sum_ps),
+            latency_p50_ns: q(&latency, 0.50, self.lat_max),
+            latency_p95_ns: q(&latency, 0.95, self.lat_max),
+            latency_p99_ns: q(&latency, 0.99, self.lat_max),
+            latency_max_ns: ns_max(self.lat_max),
+            network_latency_mean_ns: ns_mean(self.net_lat_sum_ps),
+            network_latency_p50_ns: q(&net_latency, 0.50, self.net_lat_max),
+            network_latency_p95_ns: q(&net_latency, 0.95, self.net_lat_max),
+            network_latency_p99_ns: q(&net_latency, 0.99, self.net_lat_max),
+            network_latency_max_ns: ns_max(self.net_lat_max),
+            hops_mean: per_packet(self.hops.iter().enumerate().map(|(h, &c)| h as u64 * c).sum::<u64>() as f64),
+            minimal_fraction: per_packet(self.minimal as f64),
             packets_generated: self.generated,
             packets_delivered: self.delivered,
             ..Summary::default()
@@ -398,6 +406,28 @@ impl Stats {
 
 #[cfg(test)]
 mod tests {
+
+    use crate::network::Stamps as PacketStamps;
+
+    /// Newcomer #11 and #18: an empty sample gives NaN (null in results), never 0; a percentile
+    /// never exceeds the maximum although it comes from whole-ns buckets.
+    #[test]
+    fn empty_samples_are_nan_and_percentiles_stay_below_the_maximum() {
+        let mut s = Stats::new(0, 1_000_000, 1_000_000);
+        s.on_generate(10, 1, 64);
+        let e = s.summary(4, 4.0);
+        for v in [e.latency_mean_ns, e.latency_p50_ns, e.latency_p99_ns, e.latency_max_ns, e.network_latency_p95_ns] {
+            assert!(v.is_nan());
+        }
+        assert!(e.hops_mean.is_nan() && e.minimal_fraction.is_nan());
+        assert_eq!((e.accepted_load, e.packets_delivered), (0.0, 0));
+        // One packet of 494.4 ns: its bucket is 495 ns, the percentiles are its exact latency.
+        s.on_deliver(494_400, 3, true, PacketStamps { gen_time: 0, inject_time: 0 }, 64);
+        let one = s.summary(4, 4.0);
+        assert_eq!(one.latency_max_ns, 494.4);
+        assert_eq!((one.latency_p50_ns, one.latency_p99_ns), (494.4, 494.4));
+        assert_eq!((one.hops_mean, one.minimal_fraction), (3.0, 1.0));
+    }
     use super::*;
     use proptest::prelude::*;
 
