@@ -15,11 +15,13 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from dflab import help_format
 from dflab import presets as preset_registry
 from dflab._models import PATTERNS_HELP, ROUTING_ALGORITHMS
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, load_experiment_file, validate
 from dflab.loads import parse_loads
+from dflab.schema_gen import routing_aliases
 
 app = typer.Typer(
     name="dflab",
@@ -28,6 +30,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+help_format.install()
 
 EXIT_USER_ERROR = 2
 EXIT_FAILED = 1
@@ -35,6 +38,15 @@ EXIT_FAILED = 1
 ExperimentArg = Annotated[
     Path | None,
     typer.Argument(help="Experiment TOML file (optional with --preset).", show_default=False),
+]
+# run and info: with neither a file nor --preset, the documented defaults (as an empty file).
+OneExperimentArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Experiment TOML file (optional; without it or --preset: the defaults of "
+        "docs/config-keys.md).",
+        show_default=False,
+    ),
 ]
 SetOpt = Annotated[
     list[str] | None,
@@ -48,10 +60,11 @@ PresetOpt = Annotated[
     str | None, typer.Option("--preset", help="Start from a named preset (see 'dflab presets').")
 ]
 # Help texts from the engine's schema (generated into dflab._models).
-RoutingOpt = Annotated[
-    str | None,
-    typer.Option("--routing", help=f"routing.algorithm: {', '.join(ROUTING_ALGORITHMS)}."),
-]
+ROUTING_HELP = (
+    f"routing.algorithm: {', '.join(ROUTING_ALGORITHMS)} (any case; also "
+    f"{', '.join(routing_aliases())})."
+)
+RoutingOpt = Annotated[str | None, typer.Option("--routing", help=ROUTING_HELP)]
 TRAFFIC_HELP = f"traffic.pattern: {PATTERNS_HELP} (docs/config-keys.md)."
 
 
@@ -83,7 +96,7 @@ def _seeds(text: str) -> list[int]:
 
 @app.command()
 def run(
-    experiment: ExperimentArg = None,
+    experiment: OneExperimentArg = None,
     set_: SetOpt = None,
     preset: PresetOpt = None,
     routing: RoutingOpt = None,
@@ -112,7 +125,7 @@ def run(
             "run.check": True if check else None,
         }
     )
-    exp, _ = load_experiment_file(experiment, set_ or [], preset, fields)
+    exp, _ = load_experiment_file(experiment, set_ or [], preset, fields, defaults=True)
 
     from dflab import engine
     from dflab.api import Result
@@ -240,7 +253,7 @@ def plot(
 
 @app.command()
 def info(
-    experiment: ExperimentArg = None,
+    experiment: OneExperimentArg = None,
     preset: PresetOpt = None,
     set_: SetOpt = None,
     routing: RoutingOpt = None,
@@ -251,7 +264,7 @@ def info(
     from dflab.report import key_value_table, to_json
 
     fields = _shortcuts(**{"routing.algorithm": routing})
-    exp, _ = load_experiment_file(experiment, set_ or [], preset, fields)
+    exp, _ = load_experiment_file(experiment, set_ or [], preset, fields, defaults=True)
     facts = engine.topology_info(exp.to_engine_json())
     if json_out:
         print(to_json(facts))

@@ -86,14 +86,17 @@ def load_experiment_file(
     overrides: Iterable[str] = (),
     preset: str | None = None,
     fields: Mapping[str, Any] | None = None,
+    *,
+    defaults: bool = False,
 ) -> tuple[Experiment, SweepSpec]:
     """Build an experiment and its sweep spec.
 
     Precedence, lowest first: preset, file, `--set` overrides (`key=value` strings), `fields`
     (already-typed values from CLI shortcuts such as --load). `preset` replaces the file's own
-    `preset` key.
+    `preset` key. With neither a file nor a preset, `defaults` starts from the documented
+    defaults (what an empty file gives); without it, that is an error.
     """
-    if path is None and preset is None:
+    if path is None and preset is None and not defaults:
         raise UserError("give an experiment file or --preset NAME")
     data = read_toml(path) if path is not None else {}
     if preset is not None:

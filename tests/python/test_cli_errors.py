@@ -58,7 +58,6 @@ def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
         (["run", "--preset", "qadaptive-1056", "--routing", "bogus"], ["routing.algorithm"]),
         (["run", "--preset", "qadaptive-1056", "--traffic", "adv+40"], ["traffic.pattern"]),
         (["run", "--preset", "nope"], ["preset", "qadaptive-2550"]),
-        (["run"], ["experiment file or --preset"]),
         (["run", "--preset", "qadaptive-1056", "--series-out", "s.txt"], ["--series-out"]),
         (["sweep", "--preset", "qadaptive-1056", "--loads", "0.1:0.9"], ["--loads"]),
         (["sweep", "--preset", "qadaptive-1056", "--routings", "MIN,nope"],
