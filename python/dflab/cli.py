@@ -21,6 +21,7 @@ from dflab._models import PATTERNS_HELP, ROUTING_ALGORITHMS
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, load_experiment_file, validate
 from dflab.loads import parse_loads
+from dflab.outputs import SERIES_SUFFIXES, check_output, write_series
 from dflab.schema_gen import routing_aliases
 
 app = typer.Typer(
@@ -112,8 +113,9 @@ def run(
     ] = None,
 ) -> None:
     """Run one experiment and print its summary."""
-    if series_out is not None and series_out.suffix not in (".csv", ".parquet"):
-        raise UserError(f"--series-out '{series_out}': use a .csv or .parquet file name")
+    if series_out is not None:
+        # Checked before the run, which may take minutes: a typo must not cost them.
+        check_output("--series-out", series_out, SERIES_SUFFIXES)
     fields = _shortcuts(
         **{
             "routing.algorithm": routing,
@@ -154,11 +156,7 @@ def run(
         raise
     result = Result.from_engine(raw)
     if series_out is not None:
-        series_out.parent.mkdir(parents=True, exist_ok=True)
-        if series_out.suffix == ".csv":
-            result.series.write_csv(series_out)
-        else:
-            result.series.write_parquet(series_out)
+        write_series(result.series, series_out)
         err.print(f"series written to {series_out}")
     if json_out:
         print(to_json({**result.summary.to_dict(), "execution": result.execution.to_dict()}))
@@ -239,10 +237,16 @@ def sweep(
 def plot(
     directory: Annotated[Path, typer.Argument(help="Result directory of a sweep.")],
     out: Annotated[
-        Path | None, typer.Option(help="Output PNG (default: DIR/latency_throughput.png).")
+        Path | None,
+        typer.Option(
+            help="Output figure: .png, .pdf, .svg, ... (a name without a suffix gets .png; "
+            "default: DIR/latency_throughput.png)."
+        ),
     ] = None,
-    p99: Annotated[bool, typer.Option("--p99", help="Add p99 latency as dashed lines.")] = False,
-    pdf: Annotated[bool, typer.Option("--pdf", help="Also write a PDF next to the PNG.")] = False,
+    p99: Annotated[bool, typer.Option("--p99", help="Add a row of p99 latency panels.")] = False,
+    pdf: Annotated[
+        bool, typer.Option("--pdf", help="Also write a PDF next to the figure.")
+    ] = False,
 ) -> None:
     """Plot latency and accepted load vs offered load from a result directory."""
     from dflab.plots import plot_store

@@ -16,13 +16,19 @@ import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from dflab.plots import traffic_order
+from dflab.plot_style import ROUTING_ORDER, log_axis, routing_key, routing_styles, traffic_order
 from dflab.store import Store
 
-#: Paper order of the routings; others follow alphabetically.
-ROUTING_ORDER = ("MIN", "VALn", "UGALg", "UGALn", "PAR", "Q-adaptive", "Q-routing")
+__all__ = [
+    "ROUTING_ORDER",
+    "load_curves_figure",
+    "plot_latency_distribution",
+    "plot_load_curves",
+    "plot_series",
+    "routing_key",
+    "summary_frames",
+]
 
 LABELS = {
     "latency_mean_ns": "mean packet latency (µs)",
@@ -35,28 +41,13 @@ LABELS = {
 }
 
 
-def routing_key(routing: str) -> tuple[int, str]:
-    return (
-        (ROUTING_ORDER.index(routing), routing)
-        if routing in ROUTING_ORDER
-        else (len(ROUTING_ORDER), routing)
-    )
-
-
 def _colours(routings: Iterable[str]) -> dict[str, str]:
-    return {r: f"C{i % 10}" for i, r in enumerate(sorted(set(routings), key=routing_key))}
+    return {routing: style.colour for routing, style in routing_styles(routings).items()}
 
 
 def _scale(column: str) -> float:
     """ns columns are shown in µs."""
     return 1e-3 if column.endswith("_ns") else 1.0
-
-
-def _log_axis(ax: Any) -> None:
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -105,7 +96,7 @@ def load_curves_figure(
     )
     traffics = sorted(curves["traffic"].unique().to_list(), key=traffic_order)
     routings = sorted(curves["routing"].unique().to_list(), key=routing_key)
-    colours = _colours(routings)
+    styles = routing_styles(routings)
     figure = _new_figure(4.0 * len(traffics), 2.8 * len(metrics))
     axes = figure.subplots(len(metrics), len(traffics), squeeze=False, sharex=True)
     for column, traffic in enumerate(traffics):
@@ -121,16 +112,14 @@ def load_curves_figure(
                 ax.plot(
                     line["load"].to_list(),
                     values,
-                    "o-",
-                    color=colours[routing],
                     label=routing,
-                    markersize=3.5,
+                    **styles[routing].line_kwargs(),
                 )
             if metric == "accepted_load":
                 ax.plot([0, 1], [0, 1], ":", color="grey", linewidth=1)
                 ax.set_ylim(0, 1.02)
             if log_latency and "latency" in metric:
-                _log_axis(ax)
+                log_axis(ax)
             ax.set_ylabel(LABELS.get(metric, metric))
             ax.grid(True, which="both", alpha=0.3)
             if row == 0:
@@ -189,7 +178,7 @@ def plot_series(
         for mark in marks_us:
             ax.axvline(mark, color="grey", linestyle=":", linewidth=1)
         if column in log:
-            _log_axis(ax)
+            log_axis(ax)
         ax.set_ylabel(LABELS.get(column, column))
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize="small")
@@ -255,7 +244,7 @@ def plot_latency_distribution(
             )
         ax.set_xticks(range(len(mine)), [r["routing"] for r in mine], rotation=30)
         if log:
-            _log_axis(ax)
+            log_axis(ax)
             if mine:
                 low = min(min(r["latency_p50_ns"], r["latency_mean_ns"]) for r in mine) / 1000
                 ax.set_ylim(bottom=0.8 * low)

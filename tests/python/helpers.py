@@ -41,7 +41,9 @@ measure_us = 5.0
 """
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """`python -m dflab ARGS` in a fresh interpreter, as a user would run it."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
@@ -52,7 +54,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         text=True,
         cwd=cwd,
         env=env,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
 

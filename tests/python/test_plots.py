@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dflab.config import Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, validate
-from dflab.plots import latency_throughput_figure, plot_store
+from dflab.plot_style import routing_styles
+from dflab.plots import latency_throughput_figure, plot_store, store_figure
 from dflab.store import Store
 from dflab.sweep import expand, run_sweep
 from fakes import fake_result
-from helpers import inline_executor, run_cli
+from helpers import inline_executor, requires_engine, run_cli
 
 
 @pytest.fixture
@@ -37,18 +40,108 @@ def test_png_and_pdf_are_written(store: Store, tmp_path: Path) -> None:
     assert pdf.startswith(b"%PDF")
 
 
-def test_one_column_per_traffic_one_line_per_routing(store: Store) -> None:
+def _lines(ax: Any, label: str) -> list[Any]:
+    """The lines labelled `label` ('MIN'), or whose label ends in `label` ('saturated')."""
+    return [line for line in ax.get_lines() if str(line.get_label()).endswith(label)]
+
+
+def test_one_column_per_traffic_rows_per_metric(store: Store) -> None:
     figure = latency_throughput_figure(store.summary_frame(), p99=True)
     axes = figure.get_axes()
-    assert len(axes) == 4
+    assert len(axes) == 6  # mean latency, p99 latency, accepted x 2 traffics
     assert [ax.get_title() for ax in axes[:2]] == ["UR", "ADV+1"]
-    latency_labels = [line.get_label() for line in axes[0].get_lines()]
-    assert latency_labels == ["MIN", "MIN p99", "VALn", "VALn p99"]
-    dashed = [line.get_linestyle() for line in axes[0].get_lines()]
-    assert dashed == ["-", "--", "-", "--"]
-    # Seeds are averaged: one x per load on each curve.
-    assert list(axes[2].get_lines()[0].get_xdata()) == [0.1, 0.5, 0.9]
-    assert list(axes[2].get_lines()[1].get_ydata()) == [0.1, 0.45, 0.45]  # VALn accepted
+    assert [ax.get_ylabel() for ax in axes[::2]] == [
+        "mean packet latency (µs)", "p99 packet latency (µs)", "accepted load",
+    ]  # fmt: skip
+    # Seeds are averaged: one x per load on each curve; VALn accepts at most 0.45.
+    (min_line,) = _lines(axes[4], "MIN")
+    (valn_line,) = _lines(axes[4], "VALn")
+    assert list(min_line.get_xdata()) == [0.1, 0.5, 0.9]
+    assert list(valn_line.get_ydata()) == [0.1, 0.45, 0.45]
+
+
+def test_routings_differ_in_marker_and_line_style(store: Store) -> None:
+    figure = latency_throughput_figure(store.summary_frame())
+    ax = figure.get_axes()[0]
+    curves = _lines(ax, "MIN") + _lines(ax, "VALn")
+    points = _lines(ax, "points") + _lines(ax, "saturated")
+    assert len({line.get_linestyle() for line in curves}) == 2
+    assert {line.get_marker() for line in points} == {"o", "s"}
+    style = routing_styles(["MIN", "VALn", "UGALn", "PAR", "Q-adaptive", "Q-routing", "X"])
+    assert len({(s.marker, str(s.linestyle)) for s in style.values()}) == 7
+
+
+def test_saturated_points_are_hollow(store: Store) -> None:
+    """fake_result: MIN carries up to 0.6, VALn 0.45: saturated are MIN 0.9, VALn 0.5 and 0.9."""
+    figure = latency_throughput_figure(store.summary_frame())
+    accepted_ax = figure.get_axes()[2]
+    hollow = sorted(
+        (float(x), line.get_color())
+        for line in _lines(accepted_ax, "saturated")
+        if line.get_markerfacecolor() == "white"
+        for x in line.get_xdata()
+    )
+    assert hollow == [(0.5, "C1"), (0.9, "C0"), (0.9, "C1")]
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert labels == ["MIN", "VALn", "saturated: accepted < 95% of offered"]
+
+
+def _seeded(config_json: str) -> dict[str, Any]:
+    """fake_result with a latency that grows with the seed (seeds 1, 2: +10 %, +20 %)."""
+    result = fake_result(config_json)
+    result["summary"]["latency_mean_ns"] *= 1 + json.loads(config_json)["seed"] / 10
+    return result
+
+
+def _sweep(root: Path, seeds: list[int]) -> Store:
+    base = validate(Experiment, {"topology": {"p": 2, "a": 4, "h": 2}})
+    spec = SweepSpec(routings=["MIN"], traffics=["ur"], loads=[0.1, 0.5], seeds=seeds)
+    store = Store(root)
+    run_sweep(expand(base, spec), store, runner=_seeded, executor_factory=inline_executor, jobs=1)
+    return store
+
+
+def test_several_seeds_get_min_max_bars(tmp_path: Path) -> None:
+    one = latency_throughput_figure(_sweep(tmp_path / "one", [1]).summary_frame())
+    assert one.get_axes()[0].containers == []
+    two = latency_throughput_figure(_sweep(tmp_path / "two", [1, 2]).summary_frame())
+    (bars,) = two.get_axes()[0].containers
+    spans = [(round(a[1], 4), round(b[1], 4)) for a, b in bars.lines[2][0].get_segments()]
+    # MIN's fake latency: 1000 ns / (1 - load / 1.1), x 1.1 (seed 1) and x 1.2 (seed 2), in µs.
+    assert spans == [
+        (1.21, 1.32),
+        (round(1.1 / (1 - 0.5 / 1.1), 4), round(1.2 / (1 - 0.5 / 1.1), 4)),
+    ]
+
+
+def test_title_names_network_windows_and_seeds(store: Store) -> None:
+    title = store_figure(store)._suptitle.get_text()
+    assert "dfly(2,4,2,9) absolute, 72 nodes" in title
+    assert "warm-up 20 µs, measured 50 µs" in title
+    assert "2 seeds per point (mean; bars: min-max)" in title
+
+
+@requires_engine
+def test_title_names_the_preset(tmp_path: Path) -> None:
+    base = validate(Experiment, {"preset": "qadaptive-1056", "name": "demo"})
+    spec = SweepSpec(routings=["MIN"], traffics=["ur"], loads=[0.3], seeds=[1])
+    result = Store(tmp_path / "res")
+    run_sweep(
+        expand(base, spec), result, runner=fake_result, executor_factory=inline_executor, jobs=1
+    )
+    title = store_figure(result)._suptitle.get_text()
+    assert title.startswith("demo: dfly(4,8,4,33) absolute, 1056 nodes (preset qadaptive-1056)")
+    assert title.endswith("· 1 seed")
+
+
+def test_legend_is_outside_the_panels_with_p99(store: Store) -> None:
+    figure = latency_throughput_figure(store.summary_frame(), p99=True, caption="x")
+    figure.canvas.draw()
+    assert all(ax.get_legend() is None for ax in figure.get_axes())
+    (legend,) = figure.legends
+    box = legend.get_window_extent()
+    for ax in figure.get_axes():
+        assert not box.overlaps(ax.get_window_extent()), ax.get_title()
 
 
 def test_plot_cli_default_output(store: Store) -> None:
