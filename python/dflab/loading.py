@@ -71,7 +71,7 @@ def _split_sweep(data: dict[str, Any]) -> tuple[dict[str, Any], SweepSpec]:
         raise UserError(f"{SWEEP_KEY}: has the wrong type; expected a table")
     if isinstance(sweep.get("loads"), str):
         # A range string in the file reads like the CLI option: loads = "0.1:0.9:0.1".
-        sweep = {**sweep, "loads": parse_loads(sweep["loads"])}
+        sweep = {**sweep, "loads": parse_loads(sweep["loads"], f"{SWEEP_KEY}.loads")}
     try:
         spec = SweepSpec.model_validate(sweep)
     except ValidationError as exc:

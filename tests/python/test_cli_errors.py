@@ -29,6 +29,7 @@ def _file(tmp_path: Path, text: str, name: str = "exp.toml") -> str:
         ("[topology]\narrangement = 'zig'\n", ["topology.arrangement", "palmtree"]),
         ("preset = 'nope'\n", ["preset", "'nope'", "qadaptive-1056"]),
         ("[sweep]\nloads = [0.5, 2.0]\n", ["sweep.loads.1", "2.0"]),
+        ("[sweep]\nloads = '0.1:0.9:1e-12'\n", ["sweep.loads '0.1:0.9:1e-12'", "at most 10000"]),
     ],
 )
 def test_bad_config_file(tmp_path: Path, toml: str, needles: list[str]) -> None:
@@ -63,6 +64,8 @@ def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
         (["sweep", "--preset", "qadaptive-1056", "--routings", "MIN,nope"],
          ["sweep.routings.1", "'nope'"]),
         (["sweep", "--preset", "qadaptive-1056", "--seeds", "1,x"], ["--seeds"]),
+        (["sweep", "--preset", "qadaptive-1056", "--loads", "0.1:0.9:1e-12"],
+         ["--loads", "800000000001 loads", "at most 10000"]),
         (["sweep", "--preset", "qadaptive-1056", "--jobs", "0"], ["--jobs"]),
         (["plot", "no-such-dir"], ["no-such-dir", "not found"]),
         (["bench", "--scenario", "nope", "--quick"],

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflab.errors import UserError
-from dflab.loads import parse_loads
+from dflab.loads import MAX_LOADS, parse_loads
 
 hundredths = st.integers(min_value=1, max_value=100)
 
@@ -55,3 +55,16 @@ def test_comma_list_round_trips(values: list[float]) -> None:
 def test_bad_specs(spec: str, message: str) -> None:
     with pytest.raises(UserError, match=message):
         parse_loads(spec)
+
+
+@given(step=st.floats(min_value=1e-300, max_value=0.8 / (MAX_LOADS + 1)))
+def test_too_many_loads_are_refused_before_the_list_is_built(step: float) -> None:
+    # newcomer #8: 0.1:0.9:1e-12 built an 8*10^11-element list (hang, then out of memory).
+    with pytest.raises(UserError, match=rf"^sweep\.loads '.*': .* loads; at most {MAX_LOADS}$"):
+        parse_loads(f"0.1:0.9:{step!r}", "sweep.loads")
+
+
+def test_the_limit_itself_is_allowed() -> None:
+    assert len(parse_loads(f"0:{MAX_LOADS - 1}:1")) == MAX_LOADS
+    with pytest.raises(UserError, match=f"{MAX_LOADS + 1} loads"):
+        parse_loads(f"0:{MAX_LOADS}:1")
