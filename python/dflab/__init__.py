@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from dflab.config import Experiment
     from dflab.errors import UserError
     from dflab.loading import load_experiment, preset
+    from dflab.store import load_results
+
+    __version__: str
 
 _WHERE = {
     "Experiment": "dflab.config",
@@ -21,6 +24,7 @@ _WHERE = {
     "Summary": "dflab.api",
     "UserError": "dflab.errors",
     "load_experiment": "dflab.loading",
+    "load_results": "dflab.store",
     "preset": "dflab.loading",
     "simulate": "dflab.api",
 }
@@ -30,13 +34,19 @@ __all__ = [
     "Result",
     "Summary",
     "UserError",
+    "__version__",
     "load_experiment",
+    "load_results",
     "preset",
     "simulate",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # from the package metadata (pyproject.toml), read on first use
+        from dflab.version import dflab_version
+
+        return dflab_version()
     if name in _WHERE:
         return getattr(import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'dflab' has no attribute {name!r}")

@@ -7,7 +7,6 @@ Heavy modules (polars, matplotlib, the engine) are imported inside the commands 
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,6 +21,7 @@ from dflab.errors import UserError
 from dflab.loading import SweepSpec, load_experiment_file, validate
 from dflab.loads import parse_loads
 from dflab.outputs import SERIES_SUFFIXES, check_output, write_series
+from dflab.pool import default_jobs
 from dflab.schema_gen import routing_aliases
 
 app = typer.Typer(
@@ -35,6 +35,30 @@ help_format.install()
 
 EXIT_USER_ERROR = 2
 EXIT_FAILED = 1
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from dflab.version import version_line
+
+        print(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the dflab version and the engine semantics version, and exit.",
+        ),
+    ] = False,
+) -> None:
+    pass
+
 
 ExperimentArg = Annotated[
     Path | None,
@@ -88,10 +112,11 @@ def _split(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def _seeds(text: str) -> list[int]:
+def _seeds(items: list[str]) -> list[int]:
     try:
-        return [int(item) for item in _split(text)]
+        return [int(item) for item in items]
     except ValueError:
+        text = ",".join(items)
         raise UserError(f"--seeds {text!r}: expected integers, e.g. 1,2,3") from None
 
 
@@ -158,12 +183,43 @@ def run(
     if series_out is not None:
         write_series(result.series, series_out)
         err.print(f"series written to {series_out}")
+    for warning in result.diagnostics.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if json_out:
-        print(to_json({**result.summary.to_dict(), "execution": result.execution.to_dict()}))
+        diagnosis = {"steady_state": result.diagnostics.steady_state}
+        print(
+            to_json(
+                {**result.summary.to_dict(), **diagnosis, "execution": result.execution.to_dict()}
+            )
+        )
     else:
         title = f"{exp.name + ': ' if exp.name else ''}{exp.label()}"
         shown = {**result.summary.to_dict(), **result.execution.to_dict()}
         _out().print(summary_table(shown, title))
+
+
+def _sweep_list(option: str, text: str) -> list[str]:
+    """A comma list of a sweep option; an empty one is an error, not 'the experiment's own'."""
+    items = _split(text)
+    if not items:
+        raise UserError(f"{option}: empty list; give at least one value, e.g. {option} a,b")
+    return items
+
+
+def _sweep_spec(spec: SweepSpec, **options: str | None) -> SweepSpec:
+    """The file's [sweep] table with the command line's lists laid over it."""
+    given: dict[str, Any] = {}
+    if options["loads"] is not None:
+        given["loads"] = parse_loads(options["loads"])
+    for name in ("routings", "traffics"):
+        if options[name] is not None:
+            given[name] = _sweep_list(f"--{name}", str(options[name]))
+    if options["seeds"] is not None:
+        given["seeds"] = _seeds(_sweep_list("--seeds", options["seeds"]))
+    try:
+        return validate(SweepSpec, {**spec.model_dump(exclude_none=True), **given})
+    except UserError as exc:
+        raise UserError(f"sweep.{exc.message}") from None
 
 
 @app.command()
@@ -176,7 +232,14 @@ def sweep(
     routings: Annotated[str | None, typer.Option(help="Comma list, e.g. MIN,VALn.")] = None,
     traffics: Annotated[str | None, typer.Option(help="Comma list, e.g. ur,adv+1.")] = None,
     seeds: Annotated[str | None, typer.Option(help="Comma list of seeds.")] = None,
-    jobs: Annotated[int, typer.Option(help="Points run in parallel.")] = os.cpu_count() or 1,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            help="Points run in parallel (default: the CPUs this process may use, "
+            f"{default_jobs()} here).",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Result directory (default: results/NAME or file stem).")
     ] = None,
@@ -184,33 +247,32 @@ def sweep(
     preset: PresetOpt = None,
 ) -> None:
     """Run routings x traffics x loads x seeds, resuming from what the result store holds."""
+    jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
     base, spec = load_experiment_file(experiment, set_ or [], preset)
-    given: dict[str, Any] = {}
-    if loads is not None:
-        given["loads"] = parse_loads(loads)
-    if routings is not None:
-        given["routings"] = _split(routings)
-    if traffics is not None:
-        given["traffics"] = _split(traffics)
-    if seeds is not None:
-        given["seeds"] = _seeds(seeds)
-    try:
-        spec = validate(SweepSpec, {**spec.model_dump(exclude_none=True), **given})
-    except UserError as exc:
-        raise UserError(f"sweep.{exc.message}") from None
+    spec = _sweep_spec(spec, loads=loads, routings=routings, traffics=traffics, seeds=seeds)
 
     from dflab.report import sweep_table
-    from dflab.store import Store
-    from dflab.sweep import expand, run_sweep
+    from dflab.store import Store, default_root
+    from dflab.sweep import Interrupted, expand, prepare_store, run_sweep
+    from dflab.sweep_progress import sweep_progress
 
-    label = base.name or (experiment.stem if experiment is not None else base.preset)
-    store = Store(out if out is not None else Path("results") / str(label))
+    if out is None:
+        field = "name" if base.name else "experiment file" if experiment else "preset"
+        label = base.name or (experiment.stem if experiment is not None else base.preset)
+        out = default_root(str(label), field=field)
+    store = Store(out)
     points = expand(base, spec)
     err = _err()
-    err.print(f"sweep: {len(points)} points, {jobs} jobs, results in {store.root}")
-    outcome = run_sweep(points, store, jobs=jobs, console=err)
+    prepare_store(points, store, sweep_progress(err))  # refusals before any output
+    plural = "s" if jobs > 1 else ""
+    err.print(f"sweep: {len(points)} points, {jobs} job{plural}, results in {store.root}")
+    try:
+        outcome = run_sweep(points, store, jobs=jobs, console=err)
+    except Interrupted as exc:
+        print(f"error: {exc.message()}", file=sys.stderr)
+        raise typer.Exit(exc.exit_code) from None
     if outcome.skipped:
         err.print(f"{outcome.skipped} points were already done (resumed)")
 

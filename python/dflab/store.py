@@ -5,7 +5,12 @@ Layout:
     points/<hash>.json      one finished point: coordinates, summary, hops histogram, config
     series/<hash>.parquet   its per-window time series
     failed/<hash>.json      a point that failed (message); retried by the next run
+    corrupt/<hash>.json     a point file found unreadable (cut short, edited), set aside by
+                            the next sweep, which reruns the point
     summary.parquet, summary.csv   every finished point, one row each
+
+Files are created with the permissions the umask gives (0644 typically), like any other file
+the user makes, so that colleagues sharing a project directory can read the results.
 
 Every file is written atomically (temp file in the same directory, fsync, rename), and a point's
 JSON is written last, so a point counts as done only once all of its data is on disk: a crash
@@ -13,7 +18,8 @@ at any moment loses at most the points still running.
 
 A store holds results of one engine semantics only (`store.json`): a store made by an engine
 whose results differ (an older semantics, or a dflab before the manifest existed) is refused
-with a message, never mixed with new points.
+with a message, never mixed with new points; nor are points of another configuration (see
+`dflab.store_config`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +36,32 @@ import polars as pl
 from dflab.api import Execution, Summary
 from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
+from dflab.store_config import check_stored
 
 COORDINATES: tuple[str, ...] = ("routing", "traffic", "load", "seed")
-_COORD_TYPES = {"routing": pl.String, "traffic": pl.String, "load": pl.Float64, "seed": pl.Int64}
+# Seeds span the whole u64 range the engine accepts (Int64 would refuse those >= 2**63).
+_COORD_TYPES = {"routing": pl.String, "traffic": pl.String, "load": pl.Float64, "seed": pl.UInt64}
 _PY_TO_POLARS = {"float": pl.Float64, "int": pl.Int64}
+# Which dflab and engine semantics made each row (last columns of the summary tables).
+PROVENANCE = {"dflab_version": pl.String, "engine_semantics": pl.Int64}
+# What a point's JSON must hold to count as finished.
+_POINT_KEYS = ("hash", "coords", "summary", "config")
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new temporary file beside `path`. os.open applies the umask to 0o666 (mkstemp would
+    make it 0600 whatever the umask, and the rename would keep that)."""
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers see the old or the new file, never a part."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -46,7 +69,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     # Persist the rename itself (the directory entry), not only the file contents.
     dir_fd = os.open(path.parent, os.O_RDONLY)
@@ -56,11 +79,16 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
+def _polars_type(annotation: Any) -> Any:
+    """The column type of a dataclass field annotated 'int', 'float' or 'float | None'."""
+    return _PY_TO_POLARS[str(annotation).removesuffix(" | None")]
+
+
 def summary_schema() -> dict[str, Any]:
     schema: dict[str, Any] = {"hash": pl.String, "name": pl.String, **_COORD_TYPES}
     for field in Summary.__dataclass_fields__.values():
-        schema[field.name] = _PY_TO_POLARS[str(field.type)]
-    return schema
+        schema[field.name] = _polars_type(field.type)
+    return {**schema, **PROVENANCE}
 
 
 class Store:
@@ -69,6 +97,7 @@ class Store:
         self.points_dir = self.root / "points"
         self.series_dir = self.root / "series"
         self.failed_dir = self.root / "failed"
+        self.corrupt_dir = self.root / "corrupt"
 
     @property
     def manifest(self) -> Path:
@@ -117,6 +146,23 @@ class Store:
             return set()
         return {path.stem for path in self.points_dir.glob("*.json")}
 
+    def set_aside_unreadable(self) -> list[str]:
+        """Move point files that cannot be read (cut short, edited by hand) to corrupt/, so that
+        their points count as not done and are rerun; one note per file moved."""
+        notes = []
+        for path in sorted(self.points_dir.glob("*.json")) if self.points_dir.is_dir() else []:
+            problem = _point_problem(path)
+            if problem is None:
+                continue
+            self.corrupt_dir.mkdir(exist_ok=True)
+            target = self.corrupt_dir / path.name
+            os.replace(path, target)
+            notes.append(
+                f"note: result store file '{path}' is unreadable ({problem}); moved to "
+                f"'{target}', its point will be rerun"
+            )
+        return notes
+
     def save_point(self, record: dict[str, Any], series: pl.DataFrame | None = None) -> None:
         """Persist one finished point (series first, JSON last = commit), then the tables."""
         self.create()
@@ -139,7 +185,10 @@ class Store:
             try:
                 records.append(json.loads(path.read_text("utf-8")))
             except (OSError, ValueError) as exc:
-                raise UserError(f"result store file '{path}' is unreadable: {exc}") from None
+                raise UserError(
+                    f"result store file '{path}' is unreadable: {exc}; rerunning the sweep sets "
+                    "it aside and redoes its point"
+                ) from None
         return records
 
     def points(self) -> list[dict[str, Any]]:
@@ -152,10 +201,14 @@ class Store:
         return pl.read_parquet(self.series_dir / f"{key}.parquet")
 
     def summary_frame(self) -> pl.DataFrame:
-        """All finished points as one table, sorted by routing, traffic, load, seed."""
+        """All finished points as one table, sorted by routing, traffic, load, seed. A store
+        whose points mix configurations is refused (its rows would be averaged as seeds)."""
+        records = self.points()
+        check_stored(self.root, [r["config"] for r in records if "config" in r])
         rows = [
             {"hash": r["hash"], "name": r.get("name"), **r["coords"], **r["summary"]}
-            for r in self.points()
+            | {key: r.get(key) for key in PROVENANCE}
+            for r in records
         ]
         schema = summary_schema()
         # Only the known columns: the engine may add summary fields before this schema knows them.
@@ -167,7 +220,7 @@ class Store:
         """How each finished point ran (wall time, events, speed), by hash: kept apart from the
         summary tables, which hold results only (so that they can be compared byte for byte)."""
         fields = Execution.__dataclass_fields__
-        schema = {"hash": pl.String, **{n: _PY_TO_POLARS[str(f.type)] for n, f in fields.items()}}
+        schema = {"hash": pl.String, **{n: _polars_type(f.type) for n, f in fields.items()}}
         rows = [
             {"hash": r["hash"], **{n: r.get("execution", {}).get(n) for n in fields}}
             for r in self.points()
@@ -182,6 +235,43 @@ class Store:
         atomic_write(self.root / "summary.parquet", parquet.getvalue())
         atomic_write(self.root / "summary.csv", csv.getvalue())
         return frame
+
+
+def default_root(label: str, *, field: str = "name") -> Path:
+    """`results/<label>`, the label made one path component: a name such as "UR/ADV runs" must
+    not write into nested, parent or absolute directories. Separators and control characters
+    become '_'; a label that is nothing but dots or blanks is refused, naming `field`."""
+    safe = "".join("_" if ch in "/\\" or not ch.isprintable() else ch for ch in label).strip()
+    if safe.strip(".") == "":
+        raise UserError(
+            f"{field}: {label!r} cannot name a results directory (results/NAME); "
+            "choose another name or give --out"
+        )
+    return Path("results") / safe
+
+
+def load_results(directory: str | Path) -> pl.DataFrame:
+    """The summary of a result store as a polars DataFrame: one row per finished point, the
+    columns of summary.csv (docs/config.md, "Sweeps and results"). `.to_pandas()` needs pandas
+    (`pip install 'dflab[pandas]'`)."""
+    store = Store(directory)
+    if not store.root.is_dir():
+        raise UserError(f"result directory '{store.root}' not found")
+    if not store.points_dir.is_dir():
+        raise UserError(f"result directory '{store.root}' is not a result store (no points/)")
+    return store.summary_frame()
+
+
+def _point_problem(path: Path) -> str | None:
+    """Why a point file cannot count as a finished point, or None if it can."""
+    try:
+        record = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    missing = [key for key in _POINT_KEYS if key not in record]
+    return f"lacks {', '.join(missing)}" if missing else None
 
 
 def _json_bytes(record: dict[str, Any]) -> bytes:

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import stat
+import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import dflab
 from dflab.api import Summary
 from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
-from dflab.loading import SweepSpec, validate
+from dflab.loading import SweepSpec, validate, with_overrides
+from dflab.pool import default_jobs
 from dflab.store import Store, atomic_write
 from dflab.sweep import expand, process_pool, run_sweep
 from fakes import die_at_half_load, fail_at_half_load, fake_result
-from helpers import inline_executor
+from helpers import REPO, inline_executor
 
 BASE = validate(Experiment, {"name": "t", "topology": {"p": 2, "a": 4, "h": 2}})
 SPEC = SweepSpec(routings=["MIN", "VALn"], loads=[0.2, 0.5, 0.8])
@@ -183,3 +191,161 @@ def test_unreadable_store_file_is_a_user_error(tmp_path: Path) -> None:
     (store.points_dir / "0123456789abcdef.json").write_text("{not json")
     with pytest.raises(UserError, match="unreadable"):
         store.points()
+
+
+def _write_point_like(store: Store, record: dict[str, Any]) -> None:
+    """A point file as an older dflab (or a hand copy) would have left it, without a summary
+    table rebuilt."""
+    atomic_write(store.points_dir / f"{record['hash']}.json", json.dumps(record).encode())
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(min_value=2**63, max_value=2**64 - 1))
+def test_seeds_beyond_int64_are_stored_and_read(seed: int) -> None:
+    # newcomer #4: the summary's seed column was Int64; a seed >= 2^63 poisoned the store.
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "res")
+        _sweep(store, Counting(), expand(BASE, SweepSpec(seeds=[seed, 1], loads=[0.5])))
+        table = pl.read_parquet(store.root / "summary.parquet")
+        assert table.schema["seed"] == pl.UInt64
+        assert sorted(table["seed"].to_list()) == [1, seed]
+        assert pl.read_csv(store.root / "summary.csv")["seed"].to_list() == [1, seed]
+
+
+def test_a_store_already_holding_a_big_seed_point_works(tmp_path: Path) -> None:
+    # The poisoned store of newcomer #4: the point JSON is on disk, no summary could be made.
+    store = Store(tmp_path / "res")
+    big = 2**64 - 1
+    _sweep(store, Counting(), expand(BASE, SweepSpec(seeds=[big], loads=[0.5])))
+    (store.root / "summary.parquet").unlink()
+    (store.root / "summary.csv").unlink()
+    outcome = _sweep(store, Counting(), expand(BASE, SweepSpec(seeds=[big, 2], loads=[0.5])))
+    assert (outcome.skipped, outcome.ran) == (1, 1)
+    assert dflab.load_results(store.root)["seed"].to_list() == [2, big]
+
+
+def test_a_changed_configuration_is_refused_naming_the_keys(tmp_path: Path) -> None:
+    # newcomer #5: a rerun with another warm-up landed in the same store and was averaged.
+    store = Store(tmp_path / "res")
+    _sweep(store, Counting())
+    changed = with_overrides(BASE, {"run.warmup_us": 7.0, "network.input_buffer_flits": 40})
+    runner = Counting()
+    with pytest.raises(UserError) as error:
+        _sweep(store, runner, expand(changed, SPEC))
+    message = error.value.message
+    assert message.startswith("network.input_buffer_flits: 40 differs from 20 ")
+    assert "also differ: run.warmup_us" in message and "another --out" in message
+    assert runner.calls == [] and len(store.done_hashes()) == 6
+    # The coordinates may grow: more loads, seeds, routings and patterns join the store.
+    more = SweepSpec(routings=["MIN", "UGALn"], traffics=["ur", "adv+1"], loads=[0.9], seeds=[4])
+    assert _sweep(store, Counting(), expand(BASE, more)).ran == 4
+    # Routing parameters are compared per algorithm.
+    tuned = with_overrides(BASE, {"routing.adaptive_threshold": 1.5})
+    with pytest.raises(UserError, match=r"^routing\.adaptive_threshold: 1\.5 differs from 2"):
+        _sweep(store, Counting(), expand(tuned, more))
+    # ... and leave the other algorithms alone: MIN has no such parameter.
+    assert _sweep(store, Counting(), expand(tuned, SweepSpec(loads=[0.3]))).ran == 1
+
+
+def test_a_store_that_mixes_configurations_is_refused_when_read(tmp_path: Path) -> None:
+    store = Store(tmp_path / "res")
+    _sweep(store, Counting(), expand(BASE, SweepSpec(loads=[0.5])))
+    (record,) = store.points()
+    # The same coordinates with another measurement window, as an older dflab let happen.
+    other = {**record, "hash": "f" * 16}
+    other["config"] = {**record["config"], "run": {**record["config"]["run"], "measure_us": 9.0}}
+    _write_point_like(store, other)
+    with pytest.raises(UserError, match=r"^run\.measure_us: result store .* mixes points"):
+        store.summary_frame()
+    with pytest.raises(UserError, match="mixes points"):
+        dflab.load_results(store.root)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_store_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    # newcomer #22: mkstemp made every store file 0600, unreadable for colleagues.
+    old = os.umask(umask)
+    try:
+        store = Store(tmp_path / "res")
+        _sweep(store, Counting())
+    finally:
+        os.umask(old)
+    files = [path for path in store.root.rglob("*") if path.is_file()]
+    assert len(files) == 6 + 6 + 3  # points, series, store.json and two summaries
+    assert {stat.S_IMODE(path.stat().st_mode) for path in files} == {0o666 & ~umask}
+
+
+def test_an_unreadable_point_is_set_aside_and_rerun(tmp_path: Path, capsys) -> None:
+    # newcomer #28: a truncated point JSON counted as done and blocked the sweep and plot.
+    store = Store(tmp_path / "res")
+    _sweep(store, Counting())
+    victim = sorted(store.points_dir.glob("*.json"))[2]
+    victim.write_bytes(victim.read_bytes()[:40])
+    with pytest.raises(UserError, match=r"unreadable.*rerunning the sweep sets it aside"):
+        store.summary_frame()
+
+    again = Counting()
+    outcome = _sweep(store, again)
+    assert again.calls == [victim.stem] and outcome.skipped == 5
+    (note,) = capsys.readouterr().err.strip().splitlines()
+    assert note.startswith(f"note: result store file '{victim}' is unreadable (")
+    assert note.endswith(f"moved to '{store.corrupt_dir / victim.name}', its point will be rerun")
+    assert (store.corrupt_dir / victim.name).read_bytes() != victim.read_bytes()
+    assert json.loads(victim.read_text())["status"] == "ok"
+    assert dflab.load_results(store.root).height == 6
+
+
+def test_results_record_the_dflab_and_engine_semantics_versions(tmp_path: Path) -> None:
+    # newcomer #30
+    store = Store(tmp_path / "res")
+    _sweep(store, Counting())
+    version = importlib.metadata.version("dflab")
+    assert dflab.__version__ == version
+    for record in store.points():
+        assert (record["dflab_version"], record["engine_semantics"]) == (version, ENGINE_SEMANTICS)
+    for table in (pl.read_parquet(store.root / "summary.parquet"),
+                  pl.read_csv(store.root / "summary.csv")):  # fmt: skip
+        assert table.columns[-2:] == ["dflab_version", "engine_semantics"]
+        assert set(table["dflab_version"]) == {version}
+        assert set(table["engine_semantics"]) == {ENGINE_SEMANTICS}
+
+
+def test_load_results_is_the_summary_as_a_frame(tmp_path: Path) -> None:
+    # newcomer #35
+    store = Store(tmp_path / "res")
+    _sweep(store, Counting())
+    frame = dflab.load_results(str(store.root))
+    assert frame.equals(pl.read_parquet(store.root / "summary.parquet"))
+    assert frame.height == 6 and "latency_p99_ns" in frame.columns
+    with pytest.raises(UserError, match=r"result directory '.*nowhere' not found"):
+        dflab.load_results(tmp_path / "nowhere")
+    with pytest.raises(UserError, match="not a result store"):
+        dflab.load_results(tmp_path)
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert [req.split("==")[0] for req in extras["pandas"]] == ["pandas"]
+    assert "==" in extras["pandas"][0]  # pinned, like every dependency
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (SweepSpec(routings=[]), "sweep.routings: empty list"),
+        (SweepSpec(traffics=[]), "sweep.traffics: empty list"),
+        (SweepSpec(loads=[]), "sweep.loads: empty list"),
+        (SweepSpec(seeds=[]), "sweep.seeds: empty list"),
+        (SweepSpec(seeds=list(range(1001)), loads=[0.1] * 101), r"sweep: 101101 points .* at most"),
+    ],
+)
+def test_sweep_lists_are_checked_before_expanding(spec: SweepSpec, message: str) -> None:
+    # newcomer #20: an empty list fell back to the experiment's own value.
+    with pytest.raises(UserError, match=message):
+        expand(BASE, spec)
+
+
+def test_default_jobs_follow_the_cpu_affinity(monkeypatch) -> None:
+    # newcomer #25: os.cpu_count() ignores taskset and batch allocations.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert default_jobs() == 1

@@ -1,0 +1,117 @@
+"""A result store holds one configuration, varied only by the sweep coordinates.
+
+The summary tables and `dflab plot` know a point by its coordinates (routing, traffic, load,
+seed): two points with equal coordinates are taken as the same experiment, and seeds are
+averaged. A rerun with another warm-up or buffer size into the same directory would make two
+such points of different configurations, averaged as if they were seeds. So a store refuses a
+point whose configuration differs from its points' in anything but the coordinates, naming the
+keys that differ; and a store that mixes them anyway (filled by an older dflab, or by hand) is
+refused when it is read.
+
+What is compared is the canonical form (see `Experiment.canonical`) without the coordinates,
+the name and the execution-only keys. Routing parameters are compared per algorithm: each
+algorithm has its own, and a store may hold several algorithms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dflab.config import Experiment
+from dflab.errors import UserError, show_value
+
+# Canonical keys that place a point in a sweep (or only label it), never compared.
+_NOT_COMPARED = frozenset(
+    {"name", "seed", "traffic.pattern", "traffic.load", "routing.algorithm"}
+    | {f"run.{key}" for key in Experiment.EXECUTION_ONLY}
+)
+COORDINATE_NAMES = "routing, traffic, load and seed"
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested tables as dotted keys; lists (phases) stay whole values."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _parts(canonical: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(algorithm, the routing parameters, every other compared key) of a canonical form."""
+    flat = {k: v for k, v in flatten(canonical).items() if k not in _NOT_COMPARED}
+    routing = {k: v for k, v in flat.items() if k.startswith("routing.")}
+    shared = {k: v for k, v in flat.items() if not k.startswith("routing.")}
+    return str(canonical["routing"]["algorithm"]), routing, shared
+
+
+_ABSENT = object()
+
+
+def _differences(
+    reference: Mapping[str, Any], other: Mapping[str, Any]
+) -> list[tuple[str, Any, Any]]:
+    keys = sorted(set(reference) | set(other))
+    found = [(k, reference.get(k, _ABSENT), other.get(k, _ABSENT)) for k in keys]
+    return [(k, a, b) for k, a, b in found if a != b]
+
+
+def _show(value: Any) -> str:
+    return "(not set)" if value is _ABSENT else show_value(value)
+
+
+def first_conflict(configs: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any, Any]]:
+    """The keys in which a configuration differs from the first ones (the reference), as
+    (key, reference value, its value); [] when all are one configuration."""
+    shared_ref: dict[str, Any] | None = None
+    routing_ref: dict[str, dict[str, Any]] = {}
+    for canonical in configs:
+        algorithm, routing, shared = _parts(canonical)
+        if shared_ref is None:
+            shared_ref = shared
+        found = _differences(shared_ref, shared)
+        found += _differences(routing_ref.setdefault(algorithm, routing), routing)
+        if found:
+            return found
+    return []
+
+
+def _also(found: list[tuple[str, Any, Any]]) -> str:
+    rest = [key for key, _, _ in found[1:]]
+    return f"; also differ: {', '.join(rest)}" if rest else ""
+
+
+def check_new_points(
+    root: Path, stored: list[Mapping[str, Any]], new: list[Mapping[str, Any]]
+) -> None:
+    """A UserError naming the differing keys if `new` configurations (canonical forms) do not
+    match those `stored` in the store at `root` (or differ among themselves)."""
+    found = first_conflict([*stored, *new])
+    if not found:
+        return
+    key, there, here = found[0]
+    where = f"the points in result store '{root}'" if stored else "the sweep's first points"
+    raise UserError(
+        f"{key}: {_show(here)} differs from {_show(there)} of {where}; a store holds one "
+        f"configuration, varied only by {COORDINATE_NAMES}{_also(found)}: give another --out "
+        "directory"
+    )
+
+
+def check_stored(root: Path, stored: list[Mapping[str, Any]]) -> None:
+    """A UserError naming the differing keys if the store's points mix configurations."""
+    found = first_conflict(stored)
+    if not found:
+        return
+    key, one, other = found[0]
+    raise UserError(
+        f"{key}: result store '{root}' mixes points with {_show(one)} and {_show(other)}, which "
+        f"its tables and plots would average as seeds (only {COORDINATE_NAMES} may vary in a "
+        f"store){_also(found)}: move the points of one configuration (points/*.json, each "
+        "with its config) to a store of their own"
+    )
