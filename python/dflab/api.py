@@ -114,6 +114,20 @@ class Probes:
 
 
 @dataclass(frozen=True)
+class Diagnostics:
+    """Whether the run reached a steady state (None: too few packets to tell) and the engine's
+    warnings: saturation (accepted clearly below offered), latency still drifting between the
+    halves of the measurement, a large source backlog."""
+
+    steady_state: bool | None
+    warnings: list[str]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Diagnostics:
+        return cls(steady_state=data.get("steady_state"), warnings=list(data.get("warnings", [])))
+
+
+@dataclass(frozen=True)
 class Result:
     summary: Summary
     execution: Execution
@@ -121,6 +135,7 @@ class Result:
     hops_histogram: list[int]
     config: dict[str, Any]
     probes: Probes
+    diagnostics: Diagnostics
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> Result:
@@ -131,6 +146,7 @@ class Result:
             hops_histogram=[int(count) for count in raw.get("hops_histogram", [])],
             config=raw.get("config", {}),
             probes=Probes.from_dict(raw.get("probes") or {}),
+            diagnostics=Diagnostics.from_dict(raw.get("diagnostics") or {}),
         )
 
 

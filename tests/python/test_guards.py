@@ -80,3 +80,26 @@ def test_the_memory_limit_is_an_override() -> None:
 )
 def test_times_beyond_the_clock_are_refused(setting: str, field: str) -> None:
     _one_error(_dflab("run", "--preset", "qadaptive-1056", "--set", setting, "--json"), field)
+
+
+def test_an_unsettled_run_says_so() -> None:
+    # Q-adaptive under ADV+1 with a 10 us warm-up is still learning (newcomer #15): the run
+    # says it is not in steady state, and why; a settled MIN UR run says it is.
+    base = (
+        "run",
+        "--preset",
+        "qadaptive-1056",
+        "--warmup-us",
+        "10",
+        "--measure-us",
+        "20",
+        "--json",
+    )
+    proc = _dflab(*base, "--routing", "Q-adaptive", "--traffic", "adv+1", "--load", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    assert '"steady_state": false' in proc.stdout
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    assert any("accepts 0.0" in w for w in warnings), proc.stderr
+    assert any("mean latency moves from" in w for w in warnings), proc.stderr
+    settled = _dflab(*base, "--routing", "MIN", "--load", "0.5")
+    assert '"steady_state": true' in settled.stdout and "warning:" not in settled.stderr

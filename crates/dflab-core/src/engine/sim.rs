@@ -69,6 +69,9 @@ pub struct SimResult {
     pub hops_histogram: Vec<u64>,
     /// The counts of the probes the routing and the workload declared.
     pub probes: ProbeResults,
+    /// Whether the run reached a steady state, and warnings (derived from the summary and the
+    /// series).
+    pub diagnostics: crate::stats::Diagnostics,
     pub config: Experiment,
 }
 
@@ -395,11 +398,14 @@ impl<R: Routing> Simulation<R> {
             sim_us_per_wall_s: if wall > 0.0 { ps_to_us(end) / wall } else { 0.0 },
             partitions: self.parts.count(),
         };
+        let series = c.stats.series(nodes, bw);
+        let diagnostics = crate::stats::diagnose(&summary, &series, nodes);
         SimResult {
-            series: c.stats.series(nodes, bw),
+            series,
             hops_histogram: c.stats.hops_histogram(),
             probes: c.probes.results(),
             summary,
+            diagnostics,
             execution,
             config: c.cfg,
         }

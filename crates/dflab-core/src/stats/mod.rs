@@ -7,6 +7,7 @@
 //! runs from generation (source queueing included); network latency from the NIC's send.
 
 pub mod probes;
+pub mod steady;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -15,6 +16,7 @@ use crate::network::Stamps;
 use crate::units::{ps_to_ns, ps_to_us, Time};
 
 pub use probes::{ProbeKind, ProbeResults, ProbeSpec, Probes};
+pub use steady::{diagnose, Diagnostics};
 
 pub struct Stats {
     measure_start: Time,
