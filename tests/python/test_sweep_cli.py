@@ -103,8 +103,8 @@ def _no_group_left(pgid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.parametrize(
     ("signum", "to_group"),
-    [(signal.SIGINT, True), (signal.SIGTERM, False)],
-    ids=["ctrl-c-to-the-group", "sigterm-to-the-parent"],
+    [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c-to-the-group", "sigterm-to-the-parent", "sigterm-to-the-group"],
 )
 def test_interrupted_sweep_ends_its_workers_and_keeps_finished_points(
     tmp_path: Path, signum: int, to_group: bool
@@ -151,6 +151,20 @@ def test_interrupted_sweep_ends_its_workers_and_keeps_finished_points(
     assert rerun.returncode == 0, rerun.stderr
     assert "2 points were already done (resumed)" in rerun.stderr
     assert pl.read_parquet(store / "summary.parquet").height == 3
+
+
+@requires_engine
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_do_not_outlive_a_parent_killed_outright(tmp_path: Path) -> None:
+    # SIGKILL cannot be handled: the kernel ends the workers (PR_SET_PDEATHSIG), which would
+    # otherwise compute their points for minutes with nobody to read them.
+    proc, _ = _start_sweep(tmp_path)
+    points = tmp_path / "results" / "interrupt" / "points"
+    assert _wait_for(lambda: points.is_dir() and len(list(points.glob("*.json"))) == 2, 60)
+    assert len(_group(proc.pid)) >= 3
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert _no_group_left(proc.pid) == []
 
 
 @requires_engine
