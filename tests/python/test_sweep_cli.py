@@ -8,12 +8,14 @@ stops, what it says, what it saved, that a rerun resumes, and that no process is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -65,6 +67,24 @@ def _start_sweep(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], P
     return proc, log
 
 
+@pytest.fixture
+def start_sweep(tmp_path: Path) -> Iterator[Callable[[], tuple[subprocess.Popen[bytes], Path]]]:
+    """Starts the interrupt sweep; whatever a failed test left of it is killed afterwards."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> tuple[subprocess.Popen[bytes], Path]:
+        proc, log = _start_sweep(tmp_path)
+        started.append(proc)
+        return proc, log
+
+    yield start
+    for proc in started:
+        for pid in _group(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
 def _group(pgid: int) -> list[int]:
     """Processes still in the process group `pgid` (from /proc)."""
     members = []
@@ -107,11 +127,11 @@ def _no_group_left(pgid: int) -> list[int]:
     ids=["ctrl-c-to-the-group", "sigterm-to-the-parent", "sigterm-to-the-group"],
 )
 def test_interrupted_sweep_ends_its_workers_and_keeps_finished_points(
-    tmp_path: Path, signum: int, to_group: bool
+    tmp_path: Path, start_sweep, signum: int, to_group: bool
 ) -> None:
     # newcomer #10 (SIGTERM orphaned the workers, results lost) and #16 (Ctrl-C: no message,
     # worker tracebacks).
-    proc, log = _start_sweep(tmp_path)
+    proc, log = start_sweep()
     points = tmp_path / "results" / "interrupt" / "points"
     saved = lambda: len(list(points.glob("*.json"))) if points.is_dir() else 0  # noqa: E731
     assert _wait_for(lambda: saved() == 2, 60), log.read_text()
@@ -155,10 +175,10 @@ def test_interrupted_sweep_ends_its_workers_and_keeps_finished_points(
 
 @requires_engine
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_workers_do_not_outlive_a_parent_killed_outright(tmp_path: Path) -> None:
+def test_workers_do_not_outlive_a_parent_killed_outright(tmp_path: Path, start_sweep) -> None:
     # SIGKILL cannot be handled: the kernel ends the workers (PR_SET_PDEATHSIG), which would
     # otherwise compute their points for minutes with nobody to read them.
-    proc, _ = _start_sweep(tmp_path)
+    proc, _ = start_sweep()
     points = tmp_path / "results" / "interrupt" / "points"
     assert _wait_for(lambda: points.is_dir() and len(list(points.glob("*.json"))) == 2, 60)
     assert len(_group(proc.pid)) >= 3
@@ -169,8 +189,8 @@ def test_workers_do_not_outlive_a_parent_killed_outright(tmp_path: Path) -> None
 
 @requires_engine
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_ctrl_c_while_workers_start_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
-    proc, log = _start_sweep(tmp_path)
+def test_ctrl_c_while_workers_start_prints_one_line_and_no_traceback(start_sweep) -> None:
+    proc, log = start_sweep()
     assert _wait_for(lambda: log.read_text().startswith("sweep: "), 60)
     assert _wait_for(lambda: len(_group(proc.pid)) >= 3, 10)  # workers are being spawned
     os.killpg(proc.pid, signal.SIGINT)
