@@ -8,6 +8,7 @@ whose message is one line naming the offending file or dotted field. The CLI pri
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -38,8 +39,18 @@ def show_value(value: Any) -> str:
     return str(value)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def dotted(loc: tuple[str | int, ...]) -> str:
-    return ".".join(str(part) for part in loc)
+    """A field's path as TOML writes it: topology.p, traffic.phases.0.load; a key that is not a
+    bare TOML key is quoted (topology."" or topology."load "), so that it shows."""
+    return ".".join(
+        str(part)
+        if isinstance(part, int) or _BARE_KEY.fullmatch(part)
+        else json.dumps(part, ensure_ascii=False)
+        for part in loc
+    )
 
 
 _TYPE_NAMES = {
