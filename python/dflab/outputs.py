@@ -102,6 +102,20 @@ def check_output(option: str, path: str | Path, suffixes: Collection[str]) -> Pa
     return path
 
 
+def check_output_dir(option: str, path: str | Path) -> Path:
+    """`path` if it is, or can be made, a directory to write files in (a result store), else a
+    UserError naming `option`: `--out 'README.md/x': not a directory ('README.md' is a file)`."""
+    path = Path(path)
+    found = _nearest_existing(path)
+    if not found.is_dir():
+        what = "not a directory" if found == path else f"not a directory ('{found}' is a file)"
+        raise UserError(f"{option} '{path}': {what}")
+    reason = _probe_directory(found)
+    if reason is not None:
+        raise UserError(f"{option} '{path}': cannot write in '{found}' ({reason.lower()})")
+    return path
+
+
 def prepare(option: str, path: Path) -> None:
     """Make the directories up to `path` (checked before, so a failure here is a race or a
     full disk: still one line naming the option)."""

@@ -149,3 +149,20 @@ def test_plot_pdf_out_with_pdf_flag_is_written_once(tmp_path: Path, store: Store
     proc = run_cli("plot", str(store.root), "--out", "fig.pdf", "--pdf", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["plot:", "fig.pdf"]
+
+
+def test_output_directory_check(tmp_path: Path, a_file: Path, unwritable_dir: Path) -> None:
+    """For a result store's directory (dflab sweep --out): the same problems, one message."""
+    from dflab.errors import UserError
+    from dflab.outputs import check_output_dir
+
+    assert check_output_dir("--out", tmp_path / "new" / "store") == tmp_path / "new" / "store"
+    cases = {
+        a_file / "x": f"--out '{a_file / 'x'}': not a directory ('{a_file}' is a file)",
+        a_file: f"--out '{a_file}': not a directory",
+        unwritable_dir / "store": f"--out '{unwritable_dir / 'store'}': cannot write in",
+    }
+    for path, message in cases.items():
+        with pytest.raises(UserError) as caught:
+            check_output_dir("--out", path)
+        assert caught.value.message.startswith(message), caught.value.message
