@@ -195,7 +195,10 @@ class _Signals:
         previous: dict[int, Any] = {}
         try:
             for signum in (signal.SIGINT, signal.SIGTERM):
-                previous[signum] = signal.signal(signum, self._note)
+                # An ignored signal stays ignored (`cmd &` in a script ignores SIGINT, and
+                # `nohup`-like launchers mean it), as Python itself does for SIGINT.
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    previous[signum] = signal.signal(signum, self._note)
         except ValueError:  # not the main thread: signals stay as they are
             pass
         try:

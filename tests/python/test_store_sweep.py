@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import signal
 import stat
 import tempfile
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from dflab.errors import UserError
 from dflab.loading import SweepSpec, validate, with_overrides
 from dflab.pool import default_jobs
 from dflab.store import Store, atomic_write
-from dflab.sweep import expand, process_pool, run_sweep
+from dflab.sweep import _Signals, expand, process_pool, run_sweep
 from fakes import die_at_half_load, fail_at_half_load, fake_result
 from helpers import REPO, inline_executor
 
@@ -349,3 +351,23 @@ def test_default_jobs_follow_the_cpu_affinity(monkeypatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
     assert default_jobs() == 1
+
+
+def test_an_ignored_sigint_stays_ignored_during_a_sweep() -> None:
+    # `dflab sweep ... &` in a script starts with SIGINT ignored: a Ctrl-C meant for the
+    # foreground job must not stop it (the other signal is still noted).
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    term = signal.getsignal(signal.SIGTERM)
+    try:
+        with _Signals().installed() as signals:
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            assert signals.signum is None
+            assert signal.getsignal(signal.SIGTERM) == signals._note
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            assert signals.signum == signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) == term
+    finally:
+        signal.signal(signal.SIGINT, previous)
