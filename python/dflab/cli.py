@@ -253,6 +253,7 @@ def sweep(
     base, spec = load_experiment_file(experiment, set_ or [], preset)
     spec = _sweep_spec(spec, loads=loads, routings=routings, traffics=traffics, seeds=seeds)
 
+    from dflab.outputs import check_output_dir
     from dflab.report import sweep_table
     from dflab.store import Store, default_root
     from dflab.sweep import Interrupted, expand, prepare_store, run_sweep
@@ -262,7 +263,7 @@ def sweep(
         field = "name" if base.name else "experiment file" if experiment else "preset"
         label = base.name or (experiment.stem if experiment is not None else base.preset)
         out = default_root(str(label), field=field)
-    store = Store(out)
+    store = Store(check_output_dir("--out", out))
     points = expand(base, spec)
     err = _err()
     prepare_store(points, store, sweep_progress(err))  # refusals before any output

@@ -253,6 +253,15 @@ def test_a_name_that_cannot_be_a_directory_is_refused(tmp_path: Path, name: str)
     assert_user_error(run_cli("sweep", "tiny.toml", cwd=tmp_path), "name: ", "--out")
 
 
+def test_an_out_directory_under_a_file_is_refused(tmp_path: Path) -> None:
+    # newcomer #7 (sweep part): a NotADirectoryError traceback.
+    (tmp_path / "notes.md").write_text("x")
+    (tmp_path / "tiny.toml").write_text(TINY_TOML)
+    proc = run_cli("sweep", "tiny.toml", "--out", "notes.md/x", cwd=tmp_path)
+    line = assert_user_error(proc)
+    assert line == "error: --out 'notes.md/x': not a directory ('notes.md' is a file)"
+
+
 @requires_engine
 def test_a_bad_pattern_in_a_sweep_list_names_its_entry(tmp_path: Path) -> None:
     # newcomer #20: the error named traffic.pattern, not the sweep list's entry.
