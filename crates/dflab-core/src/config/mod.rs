@@ -335,6 +335,14 @@ impl Experiment {
         canonical_algorithm(&self.routing.algorithm)?;
         crate::routing::registry::check_params(self)?;
         self.traffic.pattern.parse("traffic.pattern", &topo)?;
+        if topo.nodes() < 2 && !self.traffic.allow_self {
+            // Every pattern sends to other nodes (newcomer #27: a 1-node network sent to itself).
+            return Err(Error::config(
+                "traffic.pattern",
+                "every pattern sends to other nodes, and this network has 1 node; allowed: at least 2 nodes, \
+                 or traffic.allow_self = true",
+            ));
+        }
         self.validate_phases(&topo)?;
         let r = &self.run;
         if (r.warmup_us + r.measure_us) / r.window_us > 1.0e6 {
@@ -558,5 +566,16 @@ mod tests {
         // The largest accepted values still run the arithmetic without overflow.
         let e = Experiment::from_json(r#"{"run": {"warmup_us": 1e9, "measure_us": 1e9, "window_us": 1e9}}"#).unwrap();
         e.validate().unwrap();
+    }
+
+    /// Newcomer #27: a 1-node network has no other node to send to.
+    #[test]
+    fn one_node_needs_allow_self() {
+        let doc = |allow: bool| {
+            format!(r#"{{"topology": {{"p": 1, "a": 1, "h": 0, "g": 1}}, "traffic": {{"allow_self": {allow}}}}}"#)
+        };
+        let err = Experiment::from_json(&doc(false)).and_then(|e| e.validate()).unwrap_err().to_string();
+        assert!(err.starts_with("traffic.pattern: every pattern sends to other nodes"), "{err}");
+        Experiment::from_json(&doc(true)).unwrap().validate().unwrap();
     }
 }
