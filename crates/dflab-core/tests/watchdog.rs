@@ -35,3 +35,17 @@ fn a_real_deadlock_is_still_reported_with_its_times() {
     assert!(msg.contains("deadlock") && msg.contains("no packet moved from t ="), "{msg}");
     assert!(msg.contains("run.watchdog_us = 5"), "{msg}");
 }
+
+/// Newcomer #17: a watchdog shorter than one hop used to fire on a moving network ("no packet
+/// moved for 0.0 us"). The watchdog looks at window barriers, so a value below a window means
+/// one window without movement, which a loaded network never has.
+#[test]
+fn a_watchdog_below_one_hop_does_not_fire_on_a_moving_network() {
+    let mut e = Experiment::default();
+    e.traffic.load = 0.5;
+    e.run.warmup_us = 1.0;
+    e.run.measure_us = 5.0;
+    e.run.watchdog_us = 0.001;
+    let r = simulate(&e).unwrap_or_else(|err| panic!("{err}"));
+    assert!(r.summary.packets_delivered > 10_000);
+}

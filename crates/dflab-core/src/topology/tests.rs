@@ -152,6 +152,8 @@ proptest! {
         let t = topo(p, a, h, Some(g), l, arr).unwrap();
         check_wiring(&t);
         prop_assert!(t.diameter() <= 3);
+        // The counting shortcut agrees with the search wherever it answers.
+        prop_assert_eq!(t.diameter(), t.diameter_by_search());
         for x in 0..t.routers() as u32 {
             for y in 0..t.routers() as u32 {
                 prop_assert!(t.min_hops(x, y) <= 3);
@@ -205,4 +207,13 @@ fn first_ports_of_the_canonical_shapes() {
         check_first_ports(&topo(4, 8, 4, None, 1, arr).unwrap());
     }
     check_first_ports(&topo(4, 8, 4, None, 4, Arrangement::Absolute).unwrap());
+}
+
+/// Newcomer #12: the diameter of a large Dragonfly is known without an all-pairs search
+/// (dfly(16,32,16,513): 16,416 routers; the search took minutes).
+#[test]
+fn large_networks_get_their_diameter_without_a_search() {
+    let t = topo(16, 32, 16, Some(513), 1, Arrangement::Absolute).unwrap();
+    assert!(t.routers() as u64 > t.reach_in_two_hops() && t.all_group_pairs_linked());
+    assert_eq!(t.diameter(), 3);
 }
