@@ -374,7 +374,8 @@ impl Experiment {
     }
 
     /// Times the schema's bounds do not cover: a packet's serialisation at each bandwidth
-    /// (bytes over GB/s, at most 1 s: the engine adds such times to the picosecond clock) and
+    /// (bytes over GB/s, at most 1 s: the engine adds such times to the picosecond clock; on a
+    /// link at least 1 ps) and
     /// a measurement that rounds to no picosecond at all.
     fn check_times(&self) -> Result<()> {
         let n = &self.network;
@@ -386,6 +387,17 @@ impl Experiment {
             ("network.xbar_bw_gbps", n.xbar_bw_gbps),
         ] {
             let ns = bytes / bw;
+            // A link (not the crossbar) must take at least 1 ps per packet: the injection
+            // slot is one packet time, and a zero slot would offer unbounded traffic.
+            if field != "network.xbar_bw_gbps" && crate::units::ns_to_ps(ns) == 0 {
+                return Err(Error::config(
+                    field,
+                    format!(
+                        "{bw} is out of range: a packet of {bytes} bytes would take less than 1 ps; allowed: <= {:e}",
+                        bytes * 1000.0 / 0.5
+                    ),
+                ));
+            }
             if ns.is_nan() || ns > MAX_TRANSFER_NS {
                 return Err(Error::config(
                     field,
@@ -558,6 +570,7 @@ mod tests {
             (r#"{"run": {"measure_us": 1e-9}}"#, "run.measure_us"),
             (r#"{"run": {"watchdog_us": 1e300}}"#, "run.watchdog_us"),
             (r#"{"network": {"global_bw_gbps": 1e-300}}"#, "network.global_bw_gbps"),
+            (r#"{"network": {"host_bw_gbps": 1e308}}"#, "network.host_bw_gbps"),
             (r#"{"network": {"flit_bytes": 4000000000, "packet_flits": 2}}"#, "network.host_bw_gbps"),
         ] {
             let err = Experiment::from_json(doc).and_then(|e| e.validate()).unwrap_err().to_string();
