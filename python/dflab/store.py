@@ -42,6 +42,9 @@ COORDINATES: tuple[str, ...] = ("routing", "traffic", "load", "seed")
 # Seeds span the whole u64 range the engine accepts (Int64 would refuse those >= 2**63).
 _COORD_TYPES = {"routing": pl.String, "traffic": pl.String, "load": pl.Float64, "seed": pl.UInt64}
 _PY_TO_POLARS = {"float": pl.Float64, "int": pl.Int64}
+# Whether the point reached a steady state (null: too few packets to tell); see the point's
+# "diagnostics" for the engine's warnings.
+DIAGNOSIS = {"steady_state": pl.Boolean}
 # Which dflab and engine semantics made each row (last columns of the summary tables).
 PROVENANCE = {"dflab_version": pl.String, "engine_semantics": pl.Int64}
 # What a point's JSON must hold to count as finished.
@@ -88,7 +91,7 @@ def summary_schema() -> dict[str, Any]:
     schema: dict[str, Any] = {"hash": pl.String, "name": pl.String, **_COORD_TYPES}
     for field in Summary.__dataclass_fields__.values():
         schema[field.name] = _polars_type(field.type)
-    return {**schema, **PROVENANCE}
+    return {**schema, **DIAGNOSIS, **PROVENANCE}
 
 
 class Store:
@@ -207,6 +210,7 @@ class Store:
         check_stored(self.root, [r["config"] for r in records if "config" in r])
         rows = [
             {"hash": r["hash"], "name": r.get("name"), **r["coords"], **r["summary"]}
+            | {"steady_state": (r.get("diagnostics") or {}).get("steady_state")}
             | {key: r.get(key) for key in PROVENANCE}
             for r in records
         ]

@@ -18,14 +18,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import product
 from typing import Any
 
 from rich.console import Console
 
-from dflab.api import Execution, Summary, series_frame
+from dflab.api import Diagnostics, Execution, Summary, series_frame
 from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, with_overrides
@@ -174,6 +174,8 @@ def _record(point: Point, outcome: dict[str, Any], store: Store) -> str | None:
         "hops_histogram": list(raw.get("hops_histogram", [])),
         # How the point ran, apart from its results (the summary tables leave it out).
         "execution": Execution.from_dict(raw["execution"]).to_dict(),
+        # Whether it reached a steady state, and the engine's warnings.
+        "diagnostics": asdict(Diagnostics.from_dict(raw.get("diagnostics") or {})),
     }
     series = series_frame(raw["series"]) if raw.get("series") else None
     store.save_point(record, series)

@@ -136,6 +136,20 @@ def test_sweep_cli_runs_then_resumes(tiny_file: Path, tmp_path: Path) -> None:
     assert pl.read_csv(out / "summary.csv").height == 4
 
 
+def test_sweep_summary_flags_points_not_in_steady_state(tiny_file: Path, tmp_path: Path) -> None:
+    # MIN under ADV+1 at 0.8 on dfly(2,4,2,9) saturates (it carries at most 1/(a p) = 0.125):
+    # its row says not steady; at 0.1 under UR the network settles (newcomer #15).
+    out = tmp_path / "res"
+    for traffic, load in (("ur", "0.1"), ("adv+1", "0.8")):
+        args = ("--loads", load, "--traffics", traffic, "--jobs", "1", "--out", str(out))
+        proc = run_cli("sweep", str(tiny_file), *args)
+        assert proc.returncode == 0, proc.stderr
+    table = pl.read_parquet(out / "summary.parquet").sort("load")
+    assert table["steady_state"].to_list() == [True, False]
+    point = json.loads(next((out / "points").glob("*.json")).read_text())
+    assert set(point["diagnostics"]) == {"steady_state", "warnings"}
+
+
 def test_info_reports_the_topology(tiny_file: Path) -> None:
     proc = run_cli("info", str(tiny_file), "--json")
     assert proc.returncode == 0, proc.stderr
