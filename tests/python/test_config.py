@@ -315,3 +315,21 @@ def test_ugal_le_presets_carry_the_ics24_booksim_setup() -> None:
         assert (net.local_latency_ns, net.global_latency_ns) == (10.0, 15.0)
         assert experiment.topology.arrangement == "absolute"
         assert (experiment.run.warmup_us, experiment.run.measure_us) == (30.0, 10.0)
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("valiant", "VALn"),
+        ("val", "VALn"),
+        ("minimal", "MIN"),
+        ("ugal-3vc", "UGALg"),
+        ("ugal-n", "UGALn"),
+        ("ugal-4vc", "UGALn"),
+        ("qadaptive", "Q-adaptive"),
+    ],
+)
+def test_documented_aliases_are_accepted(alias: str, name: str) -> None:
+    # newcomer #6: the engine accepted them, the Python validator refused them.
+    experiment = validate(Experiment, {"routing": {"algorithm": alias}})
+    assert experiment.canonical()["routing"]["algorithm"] == name
