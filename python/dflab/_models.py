@@ -92,7 +92,7 @@ class Traffic(Section):
     load: Number = Field(0.5, gt=0.0, le=1.0, description='Offered load per node, a fraction of the host link bandwidth.')
     pattern: Pattern = Field('ur', description="Destination pattern: a short form (`ur`, `adv+1`, `router-mix:adv+1:25`, ...) or a table with `kind` and the family's parameters.")
     phases: list[Phase] = Field(default_factory=list, description="Transient experiments: from each phase's start on, its load and/or pattern replace the ones before (Q-adaptive §5.6 load steps, ICS'24 Fig. 17 pattern changes).")
-    process: Annotated[str, AfterValidator(choice(('bernoulli', 'periodic')))] = Field('bernoulli', description='`bernoulli`: a packet per slot with probability `load`; `periodic`: every slot/`load`.')
+    process: Annotated[str, AfterValidator(choice(('bernoulli', 'periodic', 'lockstep')))] = Field('bernoulli', description="`bernoulli`: a packet per slot with probability `load`; `periodic`: every slot/`load` from a random phase per node; `lockstep`: every node at 1 ns + k·round(slot/`load`, ns), as SST's TrafficGen does.")
     source_queue_packets: int | None = Field(None, ge=1, le=4294967295, description="Packets a node's source queue may hold; when it is full the node's generation pauses and resumes when a packet leaves (SST TrafficGen defers its rounds while the NIC is full). Left out: unbounded (open-loop sources; latency then includes any backlog).")
 
 

@@ -97,3 +97,20 @@ fn valiant_paths() {
         assert!(lengths.len() > 1, "different intermediates give different path lengths");
     }
 }
+
+/// `traffic.process = "lockstep"` (SST's TrafficGen): every node generates at 1 ns + k·64 ns at
+/// load 0.5, so a 6.4 us window holds exactly 100 rounds of all 72 nodes.
+#[test]
+fn lockstep_rounds_are_whole_and_simultaneous() {
+    let mut e = dflab_core::Experiment::default();
+    (e.topology.p, e.topology.a, e.topology.h, e.topology.g) = (2, 4, 2, Some(9));
+    e.traffic.process = dflab_core::config::Process::Lockstep;
+    e.traffic.load = 0.5;
+    e.network.flit_bytes = 128;
+    e.network.host_bw_gbps = 4.0;
+    e.run.warmup_us = 0.0;
+    e.run.measure_us = 6.4;
+    e.run.check = true;
+    let r = dflab_core::simulate(&e).unwrap();
+    assert_eq!(r.summary.packets_generated, 72 * 100);
+}

@@ -200,6 +200,10 @@ pub enum QUpdate {
 pub enum Process {
     Bernoulli,
     Periodic,
+    // Every node at 1 ns + k·period, the period `slot/load` rounded to whole ns: SST/Merlin's
+    // TrafficGen (the Q-adaptive fork's), whose nodes all send in the same instant. (A plain
+    // comment: a doc comment on one variant makes the schema a oneOf.)
+    Lockstep,
 }
 
 /// Synthetic traffic: where packets go (`pattern`), how many (`load`, a fraction of the host
@@ -213,7 +217,9 @@ pub struct TrafficConfig {
     /// Offered load per node, a fraction of the host link bandwidth.
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0))]
     pub load: f64,
-    /// `bernoulli`: a packet per slot with probability `load`; `periodic`: every slot/`load`.
+    /// `bernoulli`: a packet per slot with probability `load`; `periodic`: every slot/`load`
+    /// from a random phase per node; `lockstep`: every node at 1 ns + k·round(slot/`load`, ns),
+    /// as SST's TrafficGen does.
     pub process: Process,
     /// Patterns that could pick the source node may (SST's behaviour; default: they draw again).
     pub allow_self: bool,

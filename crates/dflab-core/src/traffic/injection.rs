@@ -5,7 +5,11 @@
 //!   gap to the next packet is drawn directly (geometric number of empty slots) so the cost is
 //!   one event per packet, not one per slot.
 //! * `periodic` — one packet every `slot / load`, with a random phase per node so that nodes
-//!   do not inject in lock step (SST `TrafficGen` with `delay_between_packets`).
+//!   do not inject in lock step.
+//! * `lockstep` — SST/Merlin's TrafficGen (the Q-adaptive fork, `trafficgen.cc`): every node
+//!   sends at 1 ns and then every `delay` = `slot / load` rounded to whole ns, all in the same
+//!   instant (sst-port-timing.md §1.2). The offered load is then `slot / delay`, not exactly
+//!   `load` (0.3 at 32 ns slots: 107 ns, 0.29907).
 
 use rand::Rng;
 
@@ -27,7 +31,12 @@ pub struct Injector {
     /// decides every draw).
     limits: Option<Limits>,
     period: f64,
+    /// `lockstep`: the whole-ns period, in ps.
+    step: Time,
 }
+
+/// `lockstep`: the first packet of every node (SST's TrafficGen sends on its first 1 GHz tick).
+pub const LOCKSTEP_START: Time = 1_000;
 
 /// The threshold table as integers. A draw takes `m = next_u64() >> 11` and forms
 /// `u = 1 − m·2⁻⁵³` (what `1.0 - rng.gen::<f64>()` computes), which is exact: `u = r·2⁻⁵³` with
@@ -66,7 +75,9 @@ impl Injector {
         let ln_q = (1.0 - load).ln();
         let thresholds = if load < 1.0 { (1..=TABLE).map(|j| (j as f64 * ln_q).exp()).collect() } else { Vec::new() };
         let limits = Limits::new(&thresholds);
-        Injector { process, load, slot, ln_q, thresholds, limits, period: slot as f64 / load }
+        let period = slot as f64 / load;
+        let step = ((period / 1000.0).round() as Time).max(1) * 1000;
+        Injector { process, load, slot, ln_q, thresholds, limits, period, step }
     }
 
     /// Time of a node's first packet.
@@ -74,6 +85,7 @@ impl Injector {
         match self.process {
             Process::Bernoulli => self.empty_slots(rng) * self.slot,
             Process::Periodic => (rng.gen::<f64>() * self.period) as Time,
+            Process::Lockstep => LOCKSTEP_START,
         }
     }
 
@@ -83,6 +95,7 @@ impl Injector {
         match self.process {
             Process::Bernoulli => now + (1 + self.empty_slots(rng)) * self.slot,
             Process::Periodic => first + (k as f64 * self.period).round() as Time,
+            Process::Lockstep => first + k * self.step,
         }
     }
 
@@ -219,6 +232,21 @@ mod tests {
             k += 1;
         }
         k as f64 * 32_000.0 / t as f64
+    }
+
+    /// SST's TrafficGen: 1 ns, then every round(32 ns / load) whole ns, with no random draw
+    /// (every node the same); at load 0.3 the period is 107 ns, the offered load 32/107.
+    #[test]
+    fn lockstep_sends_on_whole_ns_from_1_ns() {
+        let inj = Injector::new(Process::Lockstep, 0.3, 32_000);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let untouched = rng.clone();
+        let first = inj.first(&mut rng);
+        let times: Vec<Time> = (1..4).map(|k| inj.next(0, first, k, &mut rng)).collect();
+        assert_eq!((first, times), (1_000, vec![108_000, 215_000, 322_000]));
+        assert_eq!(rng, untouched, "no draw");
+        assert!((rate(Process::Lockstep, 0.3) - 32.0 / 107.0).abs() < 1e-4);
+        assert_eq!(Injector::new(Process::Lockstep, 0.5, 32_000).next(0, 1_000, 1, &mut rng), 65_000);
     }
 
     #[test]

@@ -366,7 +366,7 @@ impl Synthetic {
         // The next slot boundary strictly after now: this slot's bucket may already be visited.
         let base = match self.process {
             Process::Bernoulli => (core.now / self.slot + 1) * self.slot,
-            Process::Periodic => core.now,
+            Process::Periodic | Process::Lockstep => core.now,
         };
         for node in self.s.nodes.clone() {
             let nd = &mut core.nic.node[node as usize];
