@@ -56,7 +56,7 @@ _PATH = re.compile(
 )
 # The notes that the engine's source comments cite by name: docs/references.md names them
 # (and says what they stand for) without their being files of the repository.
-_EXTERNAL_NOTES = {"qadaptive-reference.md", "baseline-algorithms.md"}
+_EXTERNAL_NOTES = {"qadaptive-reference.md", "baseline-algorithms.md", "sst-port-timing.md"}
 
 
 def _resolves(document: Path, target: str, names: set[str]) -> bool:
