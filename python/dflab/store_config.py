@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from dflab.config import Experiment
+from dflab.config import Experiment, without_later_defaults
 from dflab.errors import UserError, show_value
 
 # Canonical keys that place a point in a sweep (or only label it), never compared.
@@ -44,7 +44,8 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def _parts(canonical: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(algorithm, the routing parameters, every other compared key) of a canonical form."""
-    flat = {k: v for k, v in flatten(canonical).items() if k not in _NOT_COMPARED}
+    comparable = without_later_defaults(dict(canonical))
+    flat = {k: v for k, v in flatten(comparable).items() if k not in _NOT_COMPARED}
     routing = {k: v for k, v in flat.items() if k.startswith("routing.")}
     shared = {k: v for k, v in flat.items() if not k.startswith("routing.")}
     return str(canonical["routing"]["algorithm"]), routing, shared

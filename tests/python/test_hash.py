@@ -125,3 +125,29 @@ def test_every_field_changes_the_hash(path: str, value: Any) -> None:
         assert changed == base.content_hash(), path
     else:
         assert changed != base.content_hash(), path
+
+
+def test_a_key_added_later_at_its_old_value_keeps_existing_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As if traffic.process had been added after the hash schema, "bernoulli" reproducing the
+    # engine from before it: a point at that value keeps the key it had without the field, and
+    # compares equal to a stored point that lacks it; another value is another key.
+    from dflab import config, store_config
+
+    before = Experiment().canonical()
+    before.pop("name")
+    before["run"].pop("check")
+    del before["traffic"]["process"]
+    text = json.dumps(
+        [Experiment.HASH_SCHEMA, ENGINE_SEMANTICS, before], sort_keys=True, separators=(",", ":")
+    )
+    old_key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert Experiment().content_hash() != old_key
+    monkeypatch.setattr(config, "LATER_DEFAULTS", {"traffic.process": "bernoulli"})
+    assert Experiment().content_hash() == old_key
+    periodic = validate(Experiment, {"traffic": {"process": "periodic"}})
+    assert periodic.content_hash() != old_key
+    stored = Experiment().canonical()
+    del stored["traffic"]["process"]
+    assert store_config._parts(stored) == store_config._parts(Experiment().canonical())
