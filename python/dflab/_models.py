@@ -103,6 +103,7 @@ class Run(Section):
     measure_us: Number = Field(50.0, gt=0.0, le=1000000000.0, description='Simulated time measured (at least 1 ps).')
     warmup_us: Number = Field(20.0, ge=0.0, le=1000000000.0, description="Simulated time before measuring (at most 10^9 us: the picosecond clock's range, with room for every sum the engine makes).")
     watchdog_us: Number = Field(50.0, gt=0.0, le=1000000000.0, description='Report a deadlock when no packet moves for this long (checked at the end of each window of the global-link latency, so a shorter value means one such window).')
+    whole_ns_latency: bool = Field(False, description="Latencies from stamps truncated to whole ns, as SST's LinkControl records them (`getCurrentSimTimeNano()` at the send and at the head's arrival), for comparisons with SST; the default keeps the picosecond stamps.")
     window_us: Number = Field(1.0, gt=0.0, le=1000000000.0, description='Width of a window of the per-window series.')
 
 

@@ -54,9 +54,8 @@ __all__ = [
 # Keys added to the experiment after its hash schema (`Experiment.HASH_SCHEMA`) was fixed, with
 # the value that reproduces the engine from before them (dotted path -> value). A canonical form
 # holding one at that value hashes and compares like one without it, so that a result store made
-# before the key keeps its keys and its points (none yet; the SST timing's `network.timing` will
-# be the first).
-LATER_DEFAULTS: dict[str, Any] = {}
+# before the key keeps its keys and its points.
+LATER_DEFAULTS: dict[str, Any] = {"run.whole_ns_latency": False}
 
 
 def without_later_defaults(canonical: dict[str, Any]) -> dict[str, Any]:

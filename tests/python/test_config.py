@@ -43,7 +43,7 @@ def test_defaults_are_the_documented_ones() -> None:
         },
         "run": {
             "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,
-            "watchdog_us": 50.0,
+            "whole_ns_latency": False, "watchdog_us": 50.0,
         },
     }  # fmt: skip
     ugal = validate(Experiment, {"routing": {"algorithm": "ugaln"}}).canonical()["routing"]

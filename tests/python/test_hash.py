@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dflab.config import ENGINE_SEMANTICS, Experiment
+from dflab.config import ENGINE_SEMANTICS, Experiment, without_later_defaults
 from dflab.loading import load_experiment, preset, validate
 
 # Every string field's alternative value; a new string field fails the sensitivity test below
@@ -61,9 +61,9 @@ def test_hash_format_and_golden_value() -> None:
     experiment = Experiment()
     key = experiment.content_hash()
     assert re.fullmatch(r"[0-9a-f]{16}", key)
-    # The key is the hash of the engine's canonical form (name and execution-only keys left
-    # out) with the engine's semantics version.
-    canonical = experiment.canonical()
+    # The key is the hash of the engine's canonical form (name, execution-only keys and keys
+    # added later at their old value left out) with the engine's semantics version.
+    canonical = without_later_defaults(experiment.canonical())
     canonical.pop("name")
     canonical["run"].pop("check")
     text = json.dumps(
@@ -151,3 +151,12 @@ def test_a_key_added_later_at_its_old_value_keeps_existing_keys(
     stored = Experiment().canonical()
     del stored["traffic"]["process"]
     assert store_config._parts(stored) == store_config._parts(Experiment().canonical())
+
+
+def test_whole_ns_latency_is_a_later_key() -> None:
+    # run.whole_ns_latency came after the hash schema: off, the key of every existing store is
+    # unchanged (GOLDEN); on, it is another simulation.
+    assert Experiment().canonical()["run"]["whole_ns_latency"] is False
+    assert Experiment().content_hash() == GOLDEN
+    on = validate(Experiment, {"run": {"whole_ns_latency": True}})
+    assert on.content_hash() != GOLDEN

@@ -114,3 +114,24 @@ fn lockstep_rounds_are_whole_and_simultaneous() {
     let r = dflab_core::simulate(&e).unwrap();
     assert_eq!(r.summary.packets_generated, 72 * 100);
 }
+
+/// `run.whole_ns_latency`: SST's whole-ns stamps. Every latency is whole, and the mean is below
+/// the picosecond one by less than 1 ns.
+#[test]
+fn whole_ns_stamps_truncate_like_sst() {
+    let mut e = dflab_core::Experiment::default();
+    e.traffic.load = 0.05;
+    e.run.warmup_us = 1.0;
+    e.run.measure_us = 5.0;
+    e.run.check = true;
+    let ps = dflab_core::simulate(&e).unwrap().summary;
+    e.run.whole_ns_latency = true;
+    let ns = dflab_core::simulate(&e).unwrap().summary;
+    assert_eq!(ps.packets_delivered, ns.packets_delivered);
+    assert!(ns.latency_mean_ns < ps.latency_mean_ns && ps.latency_mean_ns - ns.latency_mean_ns < 1.0);
+    assert_eq!(ns.latency_max_ns.fract(), 0.0);
+    // Bernoulli packets are generated on whole-ns slot boundaries: only the arrival truncates.
+    assert_eq!(ns.latency_max_ns, ps.latency_max_ns.floor());
+    let sum = ns.latency_mean_ns * ns.packets_delivered as f64;
+    assert!((sum - sum.round()).abs() < 1e-3 * ns.packets_delivered as f64, "whole-ns latencies sum to whole ns");
+}

@@ -278,6 +278,10 @@ pub struct RunConfig {
     pub window_us: f64,
     /// Check the model's invariants every simulated µs (slower; results are the same).
     pub check: bool,
+    /// Latencies from stamps truncated to whole ns, as SST's LinkControl records them
+    /// (`getCurrentSimTimeNano()` at the send and at the head's arrival), for comparisons with
+    /// SST; the default keeps the picosecond stamps.
+    pub whole_ns_latency: bool,
     /// Report a deadlock when no packet moves for this long (checked at the end of each
     /// window of the global-link latency, so a shorter value means one such window).
     #[schemars(range(max = 1.0e9), extend("exclusiveMinimum" = 0.0))]
@@ -286,7 +290,14 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { warmup_us: 20.0, measure_us: 50.0, window_us: 1.0, check: false, watchdog_us: 50.0 }
+        RunConfig {
+            warmup_us: 20.0,
+            measure_us: 50.0,
+            window_us: 1.0,
+            check: false,
+            whole_ns_latency: false,
+            watchdog_us: 50.0,
+        }
     }
 }
 

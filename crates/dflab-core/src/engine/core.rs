@@ -9,7 +9,7 @@ use super::queue::EventQueue;
 use super::timing::{Lanes, Timing};
 use crate::config::Experiment;
 use crate::network::nic::Nics;
-use crate::network::{Packet, PacketArena, PacketId, RoutingArea};
+use crate::network::{Packet, PacketArena, PacketId, RoutingArea, Stamps};
 use crate::stats::{Probes, Stats};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -185,7 +185,15 @@ impl Core {
             Some(_) => self.t.packet_bytes,
             None => p.flits as u64 * self.t.flit_bytes,
         };
-        self.stats.on_deliver(at, hops, minimal, *self.pkts.stamps(id), bytes);
+        let stamps = *self.pkts.stamps(id);
+        if self.t.whole_ns {
+            // SST's stamps: whole ns at the send and at the arrival (the window follows them).
+            let ns = |t: Time| t / 1000 * 1000;
+            let whole = Stamps { gen_time: ns(stamps.gen_time), inject_time: ns(stamps.inject_time) };
+            self.stats.on_deliver(ns(at), hops, minimal, whole, bytes);
+        } else {
+            self.stats.on_deliver(at, hops, minimal, stamps, bytes);
+        }
         self.acct.in_network -= 1;
         self.acct.delivered_total += 1;
         true

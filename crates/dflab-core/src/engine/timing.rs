@@ -41,6 +41,8 @@ pub struct Timing {
     pub warm: Time,
     pub end: Time,
     pub watchdog: Time,
+    /// `run.whole_ns_latency`: latency stamps truncated to whole ns.
+    pub whole_ns: bool,
 }
 
 impl Timing {
@@ -88,6 +90,7 @@ impl Timing {
             warm,
             end,
             watchdog: us_to_ps(cfg.run.watchdog_us),
+            whole_ns: cfg.run.whole_ns_latency,
         })
     }
 }
