@@ -2,6 +2,8 @@
 //! (engine module comment): NIC → router `n·s_host + L_host + in`; each router hop
 //! `n·x + n·s_c + out + L_c + in`; ejection `n·x + n·s_host + out + L_host`.
 
+mod common;
+
 use dflab_core::engine;
 use dflab_core::units::{ns_to_ps, transfer_ps, Time};
 use dflab_core::Experiment;
@@ -102,15 +104,10 @@ fn valiant_paths() {
 /// load 0.5, so a 6.4 us window holds exactly 100 rounds of all 72 nodes.
 #[test]
 fn lockstep_rounds_are_whole_and_simultaneous() {
-    let mut e = dflab_core::Experiment::default();
-    (e.topology.p, e.topology.a, e.topology.h, e.topology.g) = (2, 4, 2, Some(9));
+    // dfly(2,4,2,9); 128-byte packets at 4 GB/s (the defaults): 32 ns slots, 64 ns at 0.5.
+    let mut e = common::small(2, 4, 2, 1, dflab_core::config::Arrangement::Absolute, 0.0, 6.4);
     e.traffic.process = dflab_core::config::Process::Lockstep;
     e.traffic.load = 0.5;
-    e.network.flit_bytes = 128;
-    e.network.host_bw_gbps = 4.0;
-    e.run.warmup_us = 0.0;
-    e.run.measure_us = 6.4;
-    e.run.check = true;
     let r = dflab_core::simulate(&e).unwrap();
     assert_eq!(r.summary.packets_generated, 72 * 100);
 }

@@ -397,16 +397,16 @@ impl Experiment {
     fn check_times(&self) -> Result<()> {
         let n = &self.network;
         let bytes = n.flit_bytes as f64 * n.packet_flits as f64;
-        for (field, bw) in [
-            ("network.host_bw_gbps", n.host_bw_gbps),
-            ("network.local_bw_gbps", n.local_bw_gbps),
-            ("network.global_bw_gbps", n.global_bw_gbps),
-            ("network.xbar_bw_gbps", n.xbar_bw_gbps),
+        // (field, bandwidth, a link: at least 1 ps per packet, since the injection slot is one
+        // packet time on the host link and a zero slot would offer unbounded traffic).
+        for (field, bw, link) in [
+            ("network.host_bw_gbps", n.host_bw_gbps, true),
+            ("network.local_bw_gbps", n.local_bw_gbps, true),
+            ("network.global_bw_gbps", n.global_bw_gbps, true),
+            ("network.xbar_bw_gbps", n.xbar_bw_gbps, false),
         ] {
             let ns = bytes / bw;
-            // A link (not the crossbar) must take at least 1 ps per packet: the injection
-            // slot is one packet time, and a zero slot would offer unbounded traffic.
-            if field != "network.xbar_bw_gbps" && crate::units::ns_to_ps(ns) == 0 {
+            if link && crate::units::ns_to_ps(ns) == 0 {
                 return Err(Error::config(
                     field,
                     format!(
