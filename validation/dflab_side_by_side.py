@@ -7,9 +7,11 @@ SST and dflab columns side by side, the command of each). See docs/validation.md
 
     .venv/bin/python validation/dflab_side_by_side.py            # all configurations, 3 seeds
     .venv/bin/python validation/dflab_side_by_side.py --seeds 1 --only MIN:ur
+    .venv/bin/python validation/dflab_side_by_side.py --timing link-busy   # the other timing
 
 Runs are sequential under `nice -n 10`. Two dflab variants per configuration:
-* "closed" (the one compared): periodic injection, SST's uniform-with-self, and a source queue
+* "closed" (the one compared): lock-step injection (periodic with a random phase for the
+  link-busy timing, as it was first compared), SST's uniform-with-self, and a source queue
   bounded at 20 packets (SST's TrafficGen defers a round while its NIC's 2560 B = 20-packet
   buffer is full; its latency starts when the packet enters that buffer);
 * "open": the same without the bound (dflab's default open-loop source, unbounded queue).
@@ -32,6 +34,9 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parent.parent
 SST_CSV = ROOT / "validation/results/sst_fork_load.csv"
 OUT_CSV = ROOT / "validation/results/dflab_vs_sst_fork.csv"
+# network.timing of the dflab runs (--timing); results of "link-busy" go to
+# validation/results/dflab_linkbusy_vs_sst_fork.csv by default
+TIMING = "sst"
 DFLAB = ROOT / ".venv/bin/dflab"
 
 ROUTINGS = ["MIN", "VALn", "UGALg", "UGALn", "PAR", "Q-adaptive"]
@@ -79,7 +84,8 @@ def dflab_args(r: dict, seed: int, closed: bool) -> list[str]:
         "--routing", r["_routing"], "--traffic", PATTERNS[r["_pattern"]],
         "--load", r["offered_load"],
         "--warmup-us", num(r["warmup_us"]), "--measure-us", num(r["measure_us"]),
-        "--seed", str(seed), "--set", "traffic.process=periodic",
+        "--seed", str(seed), "--set", f"network.timing={TIMING}",
+        "--set", f"traffic.process={'lockstep' if TIMING == 'sst' else 'periodic'}",
     ]  # fmt: skip
     if r["_pattern"] == "ur":
         args += ["--set", "traffic.allow_self=true"]
@@ -145,8 +151,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="seeds per configuration (1..N)")
     ap.add_argument("--only", help="ROUTING[:PATTERN[:LOAD]] filter, e.g. MIN:ur or PAR:adv1")
-    ap.add_argument("--out", type=Path, default=OUT_CSV)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--timing", choices=["sst", "link-busy"], default="sst", help="dflab's network.timing")
     a = ap.parse_args()
+    global TIMING
+    TIMING = a.timing
+    if a.out is None:
+        a.out = OUT_CSV if TIMING == "sst" else OUT_CSV.with_name("dflab_linkbusy_vs_sst_fork.csv")
     seeds = list(range(1, a.seeds + 1))
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True

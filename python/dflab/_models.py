@@ -61,6 +61,7 @@ class Network(Section):
     output_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each output VC buffer.')
     output_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description="Latency of a router's output stage.")
     packet_flits: int = Field(1, ge=1, le=65535, description='Flits of a packet (the unit of switching: virtual cut-through).')
+    timing: Annotated[str, AfterValidator(choice(('link-busy', 'sst')))] = Field('link-busy', description='How output ports, NICs and crossbars are timed (docs/model.md, "Port timing").')
     xbar_bw_gbps: Number = Field(40.0, gt=0.0, description='Bandwidth of a crossbar port (speedup = crossbar / link bandwidth).')
 
 

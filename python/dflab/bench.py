@@ -42,7 +42,8 @@ from dflab.errors import UserError
 
 
 def _hpdc(routing: str, pattern: str, load: float, **extra: Any) -> dict[str, Any]:
-    """A scenario on the qadaptive-1056 network: 10 µs warm-up, 40 µs measured."""
+    """A scenario on the qadaptive-1056 network (SST timing, lock-step injection): 10 µs
+    warm-up, 40 µs measured."""
     return {
         "preset": "qadaptive-1056",
         "routing": {"algorithm": routing},
@@ -50,6 +51,11 @@ def _hpdc(routing: str, pattern: str, load: float, **extra: Any) -> dict[str, An
         "run": {"warmup_us": 10.0, "measure_us": 40.0},
         **extra,
     }
+
+
+def _link_busy(routing: str, pattern: str, load: float) -> dict[str, Any]:
+    """The same scenario with the link-busy timing: the cost of SST's timers, side by side."""
+    return _hpdc(routing, pattern, load, network={"timing": "link-busy"})
 
 
 # Network parameters of the qadaptive presets; only the topology, routing and windows differ.
@@ -60,6 +66,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "qadaptive-1056-ur0.5-PAR": _hpdc("PAR", "ur", 0.5),
     "qadaptive-1056-ur0.5-Q-adaptive": _hpdc("Q-adaptive", "ur", 0.5),
     "qadaptive-1056-adv+1-0.4-Q-adaptive": _hpdc("Q-adaptive", "adv+1", 0.4),
+    "link-busy-ur0.5-MIN": _link_busy("MIN", "ur", 0.5),
+    "link-busy-ur0.5-PAR": _link_busy("PAR", "ur", 0.5),
+    "link-busy-adv+1-0.4-Q-adaptive": _link_busy("Q-adaptive", "adv+1", 0.4),
     "dfly-6-12-6-73-ur0.5-MIN": _hpdc(
         "MIN",
         "ur",

@@ -34,7 +34,7 @@ def test_defaults_are_the_documented_ones() -> None:
             "host_bw_gbps": 4.0, "local_bw_gbps": 4.0, "global_bw_gbps": 4.0,
             "xbar_bw_gbps": 40.0, "input_buffer_flits": 20, "output_buffer_flits": 20,
             "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
-            "input_latency_ns": 10.0, "output_latency_ns": 10.0,
+            "input_latency_ns": 10.0, "output_latency_ns": 10.0, "timing": "link-busy",
         },
         "routing": {"algorithm": "MIN"},
         "traffic": {

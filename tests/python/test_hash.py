@@ -22,6 +22,7 @@ OTHER_STRING = {
     "routing.algorithm": "VALn",
     "traffic.pattern": "perm",
     "traffic.process": "periodic",
+    "network.timing": "sst",
     "routing.intermediate": "any",
     "routing.intra_group": "adaptive",
     "routing.q_update": "plain",
@@ -160,3 +161,14 @@ def test_whole_ns_latency_is_a_later_key() -> None:
     assert Experiment().content_hash() == GOLDEN
     on = validate(Experiment, {"run": {"whole_ns_latency": True}})
     assert on.content_hash() != GOLDEN
+
+
+def test_network_timing_is_a_later_key() -> None:
+    # network.timing came after the hash schema: link-busy (the engine before it) keeps the key
+    # of every existing store; sst is another simulation, and the qadaptive presets use it.
+    assert Experiment().canonical()["network"]["timing"] == "link-busy"
+    assert Experiment().content_hash() == GOLDEN
+    sst = validate(Experiment, {"network": {"timing": "sst"}})
+    assert sst.content_hash() != GOLDEN
+    preset = validate(Experiment, {"preset": "qadaptive-1056"})
+    assert (preset.network.timing, preset.traffic.process) == ("sst", "lockstep")

@@ -57,6 +57,12 @@ fn partitions_agree_under_heavy_cross_group_traffic() {
         r#"{"routing":{"algorithm":"VALg"},"network":{"packet_flits":3,"global_latency_ns":30.0},
             "topology":{"p":2,"a":4,"h":2,"g":9},"traffic":{"pattern":"ur","load":0.8,"process":"periodic",
             "phases":[{"start_us":2.5,"pattern":"adv+2","load":0.6}]},"run":{"warmup_us":2.0,"measure_us":4.0}}"#,
+        // SST timing: credit arms cross global links as events of their own.
+        r#"{"routing":{"algorithm":"Q-adaptive"},"network":{"timing":"sst"},"topology":{"p":2,"a":4,"h":2,"g":9},
+            "traffic":{"pattern":"adv+1","load":0.9,"process":"lockstep"},"run":{"warmup_us":2.0,"measure_us":4.0}}"#,
+        r#"{"routing":{"algorithm":"UGALn"},"network":{"timing":"sst","packet_flits":3},
+            "topology":{"p":2,"a":4,"h":2,"g":9},"traffic":{"pattern":"ur","load":0.8},
+            "run":{"warmup_us":2.0,"measure_us":4.0}}"#,
     ] {
         assert!(check(doc) >= 3);
     }

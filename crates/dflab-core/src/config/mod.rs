@@ -135,6 +135,22 @@ pub struct NetworkConfig {
     /// Latency of a router's output stage.
     #[schemars(range(min = 0.0, max = 1.0e9))]
     pub output_latency_ns: f64,
+    /// How output ports, NICs and crossbars are timed (docs/model.md, "Port timing").
+    pub timing: PortTiming,
+}
+
+/// How output ports, NICs and crossbars are timed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PortTiming {
+    /// A link is busy for a packet's serialisation from the moment the packet starts on it, and
+    /// every router charges a crossbar transfer (packet bytes / crossbar bandwidth).
+    #[default]
+    LinkBusy,
+    /// SST/Merlin's: output ports and NICs are driven by a wake-up timer (armed one flit-time
+    /// after a packet or a credit reaches an idle output, re-armed one packet-time after each
+    /// send), the crossbar moves packets on a clock of one flit per tick with no transfer time.
+    Sst,
 }
 
 impl Default for NetworkConfig {
@@ -154,6 +170,7 @@ impl Default for NetworkConfig {
             global_latency_ns: 300.0,
             input_latency_ns: 10.0,
             output_latency_ns: 10.0,
+            timing: PortTiming::LinkBusy,
         }
     }
 }

@@ -93,7 +93,8 @@ impl<R: Routing> Simulation<R> {
                 ));
             }
             let oi = (r * radix + out_port as usize) * vcs + out_vc as usize;
-            if request_full_seen(e) && f.credits.out_flits(oi) + p.flits as u32 <= t.out_cap {
+            // (SST timing: space freed since the router's last pass is seen at its next tick.)
+            if request_full_seen(e) && !f.arb_freed[r] && f.credits.out_flits(oi) + p.flits as u32 <= t.out_cap {
                 return self.fail(format!(
                     "router {r}: the request of input {in_port} VC {vc} is marked as facing a full output buffer, \
                      but output {out_port} VC {out_vc} has room ({}/{} flits)",

@@ -13,6 +13,11 @@ pub enum Event {
     PortWake { router: u32, port: u16, pi: u32 },
     /// Packet `pkt` finished crossing the crossbar of `router` into output (`port`, `vc`).
     XbarDone { router: u32, port: u16, vc: u8, pkt: PacketId },
+    /// SST timing: a credit reaches output `port` (index `pi`) of `router` and arms its timer if
+    /// it waits (`network/sst.rs`).
+    PortArm { router: u32, port: u16, pi: u32 },
+    /// SST timing: a credit reaches the NIC of `node` and arms its timer if it waits.
+    NicArm { node: u32 },
     /// The crossbar arbiter of `router` runs again (a refused request's crossbar port frees).
     ArbWake { router: u32 },
     /// The NIC of `node` may send.

@@ -44,9 +44,9 @@ use crate::units::Time;
 #[inline]
 fn sender_group(ev: &Event, peer_group: &[u32], radix: usize) -> u64 {
     let port = match *ev {
-        Event::Arrive { pi, .. } | Event::PortWake { pi, .. } => pi as usize,
+        Event::Arrive { pi, .. } | Event::PortWake { pi, .. } | Event::PortArm { pi, .. } => pi as usize,
         Event::Msg { router, port, .. } => router as usize * radix + port as usize,
-        _ => unreachable!("only arrivals, credit wake-ups and messages cross between groups"),
+        _ => unreachable!("only arrivals, credit wake-ups and arms, and messages cross between groups"),
     };
     peer_group[port] as u64
 }
@@ -191,7 +191,7 @@ impl<R: Routing> Simulation<R> {
                 Some(q) => q,
                 None => &mut self.core.q,
             };
-            for lane in self.core.lanes.global() {
+            for &lane in self.core.lanes.global() {
                 q.canonicalize(lane, order, groups, &mut scratch);
             }
         }

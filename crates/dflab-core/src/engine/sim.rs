@@ -256,7 +256,12 @@ impl<R: Routing> Simulation<R> {
         self.core.traced = Some(Vec::new());
         self.core.t.end = Time::MAX;
         for &(src, _) in pairs {
-            self.core.nic_try_send(src);
+            if self.core.t.sst {
+                // `LinkControl::send` arms a waiting NIC's timer.
+                self.core.nic_arm_for_packet(src);
+            } else {
+                self.core.nic_try_send(src);
+            }
         }
         // Until nothing is left to do (every packet delivered, or a deadlock reported).
         self.event_loop::<false>()?;
@@ -429,16 +434,25 @@ impl<R: Routing> Simulation<R> {
                 return self.on_arrive(router, port, vc, pkt, pi as usize, hint)
             }
             Event::XbarDone { router, port, vc, pkt } => return self.on_xbar_done(router, port, vc, pkt),
-            Event::PortWake { router, port, pi } => return self.try_send(router, port, pi as usize, true),
+            Event::PortWake { router, port, pi } => {
+                if self.core.t.sst {
+                    return self.on_port_timer(router, port, pi as usize);
+                }
+                return self.try_send(router, port, pi as usize, true);
+            }
             Event::ArbWake { router } => {
                 let r = router as usize;
                 if self.fab.arb_wake_at[r] == self.core.now {
                     self.fab.arb_wake_at[r] = Time::MAX;
                 }
+                // Link-busy timing runs a pass at once where space frees (`try_send`).
+                let freed = self.core.t.sst && std::mem::take(&mut self.fab.arb_freed[r]);
                 if self.fab.wait_len[r] > 0 {
-                    return self.on_arbitrate(router, false);
+                    return self.on_arbitrate(router, freed);
                 }
             }
+            Event::PortArm { router, port, pi } => self.on_port_arm(router, port, pi as usize),
+            Event::NicArm { node } => self.core.on_nic_arm(node),
             Event::Timer { router } => self.on_timer(router),
             Event::Delivered { pkt } => self.on_delivered(pkt),
         }

@@ -2,7 +2,7 @@
 //! queue's lanes: one FIFO per distinct fixed delay (see `queue.rs`).
 
 use super::queue::{EventQueue, MAX_TIME};
-use crate::config::Experiment;
+use crate::config::{Experiment, PortTiming};
 use crate::error::{Error, Result};
 use crate::units::{ns_to_ps, ps_to_us, transfer_ps, us_to_ps, Time};
 
@@ -22,8 +22,17 @@ pub struct Timing {
     pub flit_bytes: u64,
     /// Bytes of a packet (`flit_bytes · packet_flits`).
     pub packet_bytes: u64,
-    /// Serialisation time of one packet per link class.
+    /// Serialisation time of one packet per link class (with SST timing: the time from a
+    /// send to the port's next wake-up).
     pub ser: ClassTimes,
+    /// Serialisation time of one flit per link class (with SST timing: the delay from arming
+    /// an idle port's timer to its wake-up).
+    pub flit_ser: ClassTimes,
+    /// `network.timing = "sst"` (see `network/sst.rs`).
+    pub sst: bool,
+    /// With SST timing: the crossbar clock's period (one flit at crossbar bandwidth); its
+    /// ticks are the multiples of it.
+    pub tick: Time,
     /// Crossbar transfer time of one packet.
     pub xfer: Time,
     /// Output stage + host link: from the start of an ejection to delivery (plus serialisation).
@@ -32,7 +41,9 @@ pub struct Timing {
     /// (the NIC's: link + input).
     pub credit_lat: ClassTimes,
     /// From the start of a packet on a link to its availability downstream, per class:
-    /// serialisation + output + link + input latency (the NIC's: no output stage).
+    /// serialisation + output + link + input latency (the NIC's: no output stage). With SST
+    /// timing a packet is whole downstream `output + link + input` after its send: no
+    /// serialisation term (the port's timer charged it before the send).
     pub link: ClassTimes,
     /// Buffer capacities in flits.
     pub in_cap: u32,
@@ -70,19 +81,25 @@ impl Timing {
         let link_lat = [ns_to_ps(n.host_latency_ns), ns_to_ps(n.local_latency_ns), ns_to_ps(n.global_latency_ns)];
         let (in_lat, out_lat) = (ns_to_ps(n.input_latency_ns), ns_to_ps(n.output_latency_ns));
         let ser = |c: usize| f * ser_flit[c];
+        let sst = n.timing == PortTiming::Sst;
+        // With SST timing the serialisation is the port's timer, not part of the hop.
+        let ser_on_link = |c: usize| if sst { 0 } else { ser(c) };
         Ok(Timing {
             packet_flits: n.packet_flits as u16,
             uniform_flits: Some(n.packet_flits as u16),
             flit_bytes,
             packet_bytes: flit_bytes * f,
             ser: [ser(0), ser(1), ser(2), 0],
+            flit_ser: [ser_flit[0], ser_flit[1], ser_flit[2], 0],
+            sst,
+            tick: transfer_ps(flit_bytes, n.xbar_bw_gbps),
             xfer: f * transfer_ps(flit_bytes, n.xbar_bw_gbps),
             eject_lat: out_lat + link_lat[0],
             credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat, 0],
             link: [
-                ser(0) + link_lat[0] + in_lat,
-                ser(1) + out_lat + link_lat[1] + in_lat,
-                ser(2) + out_lat + link_lat[2] + in_lat,
+                ser_on_link(0) + link_lat[0] + in_lat,
+                ser_on_link(1) + out_lat + link_lat[1] + in_lat,
+                ser_on_link(2) + out_lat + link_lat[2] + in_lat,
                 0,
             ],
             in_cap: n.input_buffer_flits,
@@ -110,8 +127,19 @@ pub struct Lanes {
     pub credit: [usize; 4],
     pub arrive: [usize; 4],
     pub port_wake: [usize; 4],
-    /// Crossbar transfer plus link: the fast path straight through an idle output port.
+    /// Crossbar transfer plus link: the fast path straight through an idle output port
+    /// (link-busy timing only).
     pub arrive_through: [usize; 4],
+    /// SST timing: one flit-time, from arming an idle port's timer to its wake-up.
+    pub arm: [usize; 4],
+    /// SST timing: the same from a crossbar pass, which runs 1 ps before its tick.
+    pub arm_tick: [usize; 4],
+    /// SST timing: a credit return arming its sender's timer, sent from a crossbar pass.
+    pub credit_arm: [usize; 4],
+    /// SST timing: the NIC's credit for an ejected packet, back at the router's host port.
+    pub eject_arm: usize,
+    /// The lanes of events over global links (their own with `cross` on).
+    global: Vec<usize>,
 }
 
 impl Lanes {
@@ -119,7 +147,9 @@ impl Lanes {
     /// `cross` on, the events over global links get lanes of their own, which the barriers put
     /// in canonical order (see `partition.rs`).
     pub fn register(q: &mut EventQueue, t: &Timing, workload_delays: &[Time], cross: bool) -> Lanes {
-        let xbar = q.channel(t.xfer);
+        // With SST timing the crossbar has no transfer time: its lane is the clock's period,
+        // from one pass to the next.
+        let xbar = q.channel(if t.sst { t.tick } else { t.xfer });
         let nic_credit = q.channel(t.credit_lat[0]);
         let nic_arrive = q.channel(t.link[0]);
         let nic_wake = q.channel(t.ser[0]);
@@ -128,12 +158,56 @@ impl Lanes {
         let credit = [0, q.channel(t.credit_lat[1]), global(q, t.credit_lat[2]), 0];
         let arrive = [0, q.channel(t.link[1]), global(q, t.link[2]), 0];
         let port_wake = [q.channel(t.ser[0]), q.channel(t.ser[1]), q.channel(t.ser[2]), 0];
-        let arrive_through = [0, q.channel(t.xfer + t.link[1]), global(q, t.xfer + t.link[2]), 0];
-        Lanes { xbar, nic_credit, nic_arrive, nic_wake, workload, credit, arrive, port_wake, arrive_through }
+        if !t.sst {
+            let arrive_through = [0, q.channel(t.xfer + t.link[1]), global(q, t.xfer + t.link[2]), 0];
+            let global = vec![arrive[2], arrive_through[2], credit[2]];
+            let (arm, arm_tick, credit_arm, eject_arm) = ([0; 4], [0; 4], [0; 4], 0);
+            return Lanes {
+                xbar,
+                nic_credit,
+                nic_arrive,
+                nic_wake,
+                workload,
+                credit,
+                arrive,
+                port_wake,
+                arrive_through,
+                arm,
+                arm_tick,
+                credit_arm,
+                eject_arm,
+                global,
+            };
+        }
+        // SST timing (registered after the others: the link-busy order is unchanged). A
+        // crossbar pass runs 1 ps before its tick, so what it schedules is 1 ps further away.
+        let f = &t.flit_ser;
+        let arm = [q.channel(f[0]), q.channel(f[1]), q.channel(f[2]), 0];
+        let arm_tick = [q.channel(f[0] + 1), q.channel(f[1] + 1), q.channel(f[2] + 1), 0];
+        let c = &t.credit_lat;
+        let credit_arm = [q.channel(c[0] + 1), q.channel(c[1] + 1), global(q, c[2] + 1), 0];
+        let eject_arm = q.channel(t.eject_lat + crate::network::sst::NIC_CREDIT_DELAY + c[0]);
+        let global = vec![arrive[2], credit[2], credit_arm[2]];
+        Lanes {
+            xbar,
+            nic_credit,
+            nic_arrive,
+            nic_wake,
+            workload,
+            credit,
+            arrive,
+            port_wake,
+            arrive_through: [0; 4],
+            arm,
+            arm_tick,
+            credit_arm,
+            eject_arm,
+            global,
+        }
     }
 
     /// The lanes of events over global links (their own with `cross` on).
-    pub fn global(&self) -> [usize; 3] {
-        [self.arrive[2], self.arrive_through[2], self.credit[2]]
+    pub fn global(&self) -> &[usize] {
+        &self.global
     }
 }

@@ -126,7 +126,10 @@ impl<R: Routing> Simulation<R> {
         // port); and a request refused because a crossbar port is busy must be offered again
         // when that port frees, which no other event may signal.
         if granted_silent && self.fab.wait_len[r] > 0 {
-            busy_until = busy_until.min(self.core.now + self.core.t.xfer);
+            // (SST timing: the pass runs 1 ps before its tick; the next tick.)
+            let next =
+                if self.core.t.sst { self.core.now + 1 + self.core.t.tick } else { self.core.now + self.core.t.xfer };
+            busy_until = busy_until.min(next);
         }
         if busy_until != Time::MAX {
             self.wake_arbiter(router, busy_until);
@@ -191,6 +194,9 @@ impl<R: Routing> Simulation<R> {
     /// still refused, that pass asks again). At most one wake-up per router is tracked; a
     /// superseded later one still runs and finds nothing new, which is harmless.
     pub(crate) fn wake_arbiter(&mut self, router: u32, t: Time) {
+        if self.core.t.sst {
+            return self.wake_pass(router, t);
+        }
         let r = router as usize;
         if self.fab.arb_wake_at[r] <= t {
             return;
@@ -214,9 +220,12 @@ impl<R: Routing> Simulation<R> {
         if request_full_seen(e) && !freed {
             return self.still_full(router, e, ip);
         }
-        let inp = InPort::of(&self.fab.ports[ip]);
         let qi = ip * self.fab.vcs + request_in_vc(e);
         let id = self.fab.inq.front(qi).expect("waiting entry has a head packet");
+        if self.core.t.sst {
+            return self.grant_sst(router, e, ip, id);
+        }
+        let inp = InPort::of(&self.fab.ports[ip]);
         self.grant(router, e, ip, inp, id, true)
     }
 
@@ -226,7 +235,8 @@ impl<R: Routing> Simulation<R> {
     /// fields the grant needs): under saturation most attempts end here.
     #[inline(always)]
     fn still_full(&self, router: u32, e: u64, ip: usize) -> Fallible<Grant> {
-        let now = self.core.now;
+        // (SST timing: the pass runs 1 ps before its tick.)
+        let now = self.core.now + self.core.t.sst as Time;
         let inp = &self.fab.ports[ip];
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));

@@ -154,6 +154,9 @@ pub struct Fabric {
     pub wait_cap: usize,
     /// Time of the arbiter wake-up pending at each router (`Time::MAX`: none).
     pub arb_wake_at: Vec<Time>,
+    /// SST timing: output-buffer space freed at each router since its last crossbar pass (the
+    /// `freed` of the next pass, see `on_arbitrate`).
+    pub arb_freed: Vec<bool>,
 }
 
 impl Fabric {
@@ -189,6 +192,7 @@ impl Fabric {
             wait_sorted: vec![0; routers],
             wait_cap: 2 * radix * vcs,
             arb_wake_at: vec![Time::MAX; routers],
+            arb_freed: vec![false; routers],
         }
     }
 

@@ -8,6 +8,7 @@ pub mod nic;
 pub mod packet;
 pub mod queues;
 pub mod router;
+pub mod sst;
 
 pub use credits::{Admit, CreditLedger};
 pub use packet::{Header, Packet, PacketArena, PacketId, RoutingArea, Stamps, ROUTING_BYTES};

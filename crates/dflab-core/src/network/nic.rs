@@ -76,6 +76,10 @@ impl Core {
     /// packet just left it (the caller tells the workload).
     #[inline(always)]
     pub fn nic_submit(&mut self, src: u32, pkt: Packet) -> bool {
+        if self.t.sst {
+            self.nic_submit_sst(src, pkt);
+            return false;
+        }
         let n = src as usize;
         let now = self.now;
         let flits = pkt.flits as u32;
@@ -99,6 +103,9 @@ impl Core {
     /// Send the head of the source queue of `node` if the NIC is free and has credits, or make
     /// sure it wakes when it can. Returns what [`Core::nic_submit`] returns.
     pub fn nic_try_send(&mut self, node: u32) -> bool {
+        if self.t.sst {
+            return self.nic_timer_sst(node);
+        }
         let n = node as usize;
         let now = self.now;
         let (busy, wake) = (self.nic.node[n].busy, self.nic.node[n].wake);
@@ -154,7 +161,7 @@ impl Core {
     /// Packet `id` leaves the NIC of `node` for its router (the NIC's own state is updated by
     /// the caller).
     #[inline(always)]
-    fn nic_departs(&mut self, node: u32, id: PacketId) {
+    pub(crate) fn nic_departs(&mut self, node: u32, id: PacketId) {
         let n = node as usize;
         let flits = self.flits_of(id);
         self.nic.credits.take(n, flits);

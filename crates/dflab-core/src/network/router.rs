@@ -7,7 +7,7 @@ use crate::engine::event::Event;
 use crate::engine::prefetch::HopHint;
 use crate::engine::sim::{ctx, Fallible, Simulation};
 use crate::error::{Error, Result};
-use crate::network::PacketId;
+use crate::network::{CreditLedger, PacketArena, PacketId, PacketQueues};
 use crate::routing::{Hooks, Hop, RouterView, Routing};
 use crate::units::Time;
 
@@ -58,7 +58,7 @@ impl<R: Routing> Simulation<R> {
                 self.core.check.inflight_flits[ui] -= flits;
             }
         }
-        if self.fab.wait_len[router as usize] == 0 {
+        if self.fab.wait_len[router as usize] == 0 && !self.core.t.sst {
             // Idle router (the common case below saturation). Every non-empty input VC has its
             // head's request in the list (checked with `run.check`), so with no request waiting
             // every input VC is empty: the packet is the only request and fits its buffer. It is
@@ -94,7 +94,13 @@ impl<R: Routing> Simulation<R> {
         if self.fab.inq.len(qi) == 1 {
             let hop = self.route(router, port, id, hint)?;
             self.fab.push_request(router, request(port, vc, hop));
-            self.on_arbitrate(router, false)?;
+            if self.core.t.sst {
+                // The crossbar's next tick (network/sst.rs).
+                let at = self.tick_after(self.core.now);
+                self.wake_pass(router, at);
+            } else {
+                self.on_arbitrate(router, false)?;
+            }
         }
         Ok(())
     }
@@ -249,22 +255,9 @@ impl<R: Routing> Simulation<R> {
         let class = st.class as usize & 3;
         let host = class == 0;
         let qb = pi * vcs;
-        // With packets of one size, the heads need not be loaded to check credits.
-        let credits = &mut self.fab.credits;
-        let rr = st.rr as usize;
-        let chosen = match self.core.t.uniform_flits {
-            Some(f) => {
-                let f = f as u32;
-                self.fab.outq.pop_rr(qb, vcs, rr, f, |q| host || credits.covers(q, now, f)).map(|(v, id)| (v, id, f))
-            }
-            None => {
-                let pkts = &self.core.pkts;
-                self.fab.outq.pop_rr_sized(qb, vcs, rr, |q, head| {
-                    let f = pkts.get(head).flits as u32;
-                    (host || credits.covers(q, now, f)).then_some(f)
-                })
-            }
-        };
+        let (uniform, rr) = (self.core.t.uniform_flits, st.rr as usize);
+        let chosen =
+            pick_rr(&mut self.fab.outq, &mut self.fab.credits, &self.core.pkts, uniform, qb, vcs, rr, host, now);
         let Some((vc, id, flits)) = chosen else {
             self.send_blocked(router, port);
             return Ok(());
@@ -390,5 +383,34 @@ impl<R: Routing> Simulation<R> {
     /// A view of `router`'s congestion as its routing sees it (for tools and tests).
     pub fn router_view(&self, router: u32, in_port: u16) -> RouterView<'_> {
         RouterView::new(&self.core.topo, router, in_port, self.core.now, self.fab.vcs, &self.fab.credits)
+    }
+}
+
+/// Output arbitration's choice at `now`: round robin from VC `rr` over the VC queues `qb..qb +
+/// vcs` of one port, the first head that fits the downstream credits (an ejection port
+/// (`host`) needs none); popped, as (VC, packet, flits). With packets of one size
+/// (`uniform`), the heads need not be loaded to check credits.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn pick_rr(
+    outq: &mut PacketQueues,
+    credits: &mut CreditLedger,
+    pkts: &PacketArena,
+    uniform: Option<u16>,
+    qb: usize,
+    vcs: usize,
+    rr: usize,
+    host: bool,
+    now: Time,
+) -> Option<(usize, PacketId, u32)> {
+    match uniform {
+        Some(f) => {
+            let f = f as u32;
+            outq.pop_rr(qb, vcs, rr, f, |q| host || credits.covers(q, now, f)).map(|(v, id)| (v, id, f))
+        }
+        None => outq.pop_rr_sized(qb, vcs, rr, |q, head| {
+            let f = pkts.get(head).flits as u32;
+            (host || credits.covers(q, now, f)).then_some(f)
+        }),
     }
 }

@@ -1,0 +1,55 @@
+"""dflab within tolerance of the SST/Merlin Q-adaptive fork on `qadaptive-1056`.
+
+The reference values in tests/reference/sst_fork.csv are rows of
+validation/results/sst_fork_load.csv: each names the SST commit and the command that produced
+it (see validation/README.md for the build). dflab runs the same configuration with the
+preset's SST timing and lock-step injection, SST's uniform-with-self and its 20-packet NIC
+buffer, over the reference's own windows (30-70 µs simulated, about two seconds each here).
+Tolerances (docs/validation.md has the three-seed table):
+
+* mean latency 2 %: the must-show bound is 3 %; dflab reads 0.3-1.0 % above SST on every row
+  (seed 1; three seeds move the mean by under 0.5 %), so 2 % fails on any change that moves
+  the model by more than about a per cent;
+* p99 5 %, the must-show bound (seed 1 reads -1.4 to +1.7 %);
+* accepted load 0.01 below saturation, the must-show bound.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from dflab.api import simulate
+
+REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "sst_fork.csv"
+ROWS = list(csv.DictReader(REFERENCE.open()))
+TOL_MEAN, TOL_P99, TOL_ACCEPTED = 0.02, 0.05, 0.01
+
+
+def test_the_reference_file_covers_every_routing_below_saturation() -> None:
+    routings = {r["routing"] for r in ROWS}
+    assert routings == {"MIN", "VALn", "UGALg", "UGALn", "PAR", "Q-adaptive"}
+    assert {r["pattern"] for r in ROWS} == {"ur", "adv+1"}
+    for r in ROWS:
+        assert r["sst_command"].startswith("sst ") and len(r["sst_commit"]) > 40
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['routing']}-{r['pattern']}-{r['offered_load']}" for r in ROWS])
+def test_dflab_agrees_with_sst(row: dict[str, str]) -> None:
+    overrides = {
+        "routing.algorithm": row["routing"],
+        "traffic.pattern": row["pattern"],
+        "traffic.load": float(row["offered_load"]),
+        "traffic.source_queue_packets": 20,
+        "run.warmup_us": float(row["warmup_us"]),
+        "run.measure_us": float(row["measure_us"]),
+    }
+    if row["pattern"] == "ur":
+        overrides["traffic.allow_self"] = True
+    s = simulate({"preset": "qadaptive-1056", "seed": 1}, **overrides).summary
+    sst_mean, sst_p99 = float(row["mean_lat_ns"]), float(row["p99_lat_ns"])
+    assert s.latency_mean_ns == pytest.approx(sst_mean, rel=TOL_MEAN)
+    assert s.latency_p99_ns == pytest.approx(sst_p99, rel=TOL_P99)
+    assert s.accepted_load == pytest.approx(float(row["accepted_load"]), abs=TOL_ACCEPTED)
