@@ -36,7 +36,10 @@ def test_the_reference_file_covers_every_routing_below_saturation() -> None:
         assert r["sst_command"].startswith("sst ") and len(r["sst_commit"]) > 40
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r['routing']}-{r['pattern']}-{r['offered_load']}" for r in ROWS])
+IDS = [f"{r['routing']}-{r['pattern']}-{r['offered_load']}" for r in ROWS]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_dflab_agrees_with_sst(row: dict[str, str]) -> None:
     overrides = {
         "routing.algorithm": row["routing"],
