@@ -152,7 +152,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3, help="seeds per configuration (1..N)")
     ap.add_argument("--only", help="ROUTING[:PATTERN[:LOAD]] filter, e.g. MIN:ur or PAR:adv1")
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--timing", choices=["sst", "link-busy"], default="sst", help="dflab's network.timing")
+    ap.add_argument(
+        "--timing", choices=["sst", "link-busy"], default="sst", help="dflab's network.timing"
+    )
     a = ap.parse_args()
     global TIMING
     TIMING = a.timing

@@ -18,6 +18,9 @@ pub enum Event {
     PortArm { router: u32, port: u16, pi: u32 },
     /// SST timing: a credit reaches the NIC of `node` and arms its timer if it waits.
     NicArm { node: u32 },
+    /// SST timing: a crossbar tick; the passes filed for it run
+    /// (`engine/clock.rs`).
+    Clock,
     /// The crossbar arbiter of `router` runs again (a refused request's crossbar port frees).
     ArbWake { router: u32 },
     /// The NIC of `node` may send.

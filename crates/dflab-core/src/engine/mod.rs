@@ -22,6 +22,7 @@
 //! arbitrates at the event time and charges the full serialisation of the packet on the link
 //! (identical for the single-flit packets of the HPDC setup).
 
+pub mod clock;
 pub mod core;
 pub mod event;
 pub mod footprint;

@@ -11,6 +11,7 @@
 //! equal times come out by FIFO index (the wheel last, in insertion order). The order is total
 //! and fixed by the code, so runs are reproducible.
 
+use super::clock::Clock;
 use super::event::Event;
 use super::wheel::{Entry, Key, Wheel};
 use crate::units::Time;
@@ -200,6 +201,11 @@ pub struct EventQueue {
     wheel: Wheel,
     seq: u64,
     now: Time,
+    /// SST timing: the crossbar clock's calendar (`clock.rs`), served as the lane of index
+    /// `clock_slot` (the first, so that it comes first among events of the same time;
+    /// `usize::MAX`: no clock).
+    clock: Clock,
+    clock_slot: usize,
 }
 
 impl Default for EventQueue {
@@ -212,6 +218,8 @@ impl Default for EventQueue {
             wheel: Wheel::default(),
             seq: 0,
             now: 0,
+            clock: Clock::default(),
+            clock_slot: usize::MAX,
         }
     }
 }
@@ -228,7 +236,9 @@ impl EventQueue {
 
     /// Number of pending events, counted on demand (not kept up to date by every push and pop).
     pub fn len(&self) -> usize {
-        self.fifos.iter().map(|f| f.tail.wrapping_sub(f.head) as usize).sum::<usize>() + self.wheel.len()
+        self.fifos.iter().map(|f| f.tail.wrapping_sub(f.head) as usize).sum::<usize>()
+            + self.wheel.len()
+            + self.clock.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -345,6 +355,47 @@ impl EventQueue {
         w - 1
     }
 
+    /// SST timing: the crossbar clock of `period` ps as the queue's lane, registered first
+    /// (it must come first among events of the same time); returns its index. Nothing is
+    /// pushed on it: its events are the ticks with passes filed ([`EventQueue::file_pass`]).
+    pub fn clock_channel(&mut self, period: Time) -> usize {
+        assert!(self.fifos.is_empty(), "the clock is the first lane");
+        // A delay no push names, so that no lane of the same delay is shared with it.
+        self.clock_slot = self.add_fifo(Time::MAX);
+        self.clock = Clock::new(period);
+        self.clock_slot
+    }
+
+    /// File a crossbar pass of `router` at tick `at` (after now); returns the tick it was filed
+    /// at (an earlier one if `at` is beyond the calendar).
+    #[inline]
+    pub fn file_pass(&mut self, at: Time, router: u32) -> Time {
+        let filed = self.clock.file(self.now, at, router);
+        self.lower_head(self.clock_slot, key(filed, self.clock_slot));
+        filed
+    }
+
+    /// The routers with a pass at this tick (`Event::Clock`: now), in filing order.
+    #[inline]
+    pub fn take_passes(&mut self) -> Vec<u32> {
+        self.clock.take(self.now)
+    }
+
+    #[inline]
+    pub fn give_back_passes(&mut self, list: Vec<u32>) {
+        self.clock.give_back(list);
+    }
+
+    /// Pop the clock's tick at the head of slot `i` (its passes are taken by the handler).
+    #[cold]
+    fn pop_clock(&mut self, k: u64) -> Option<(Time, Event, Option<Event>)> {
+        let (t, i) = (k >> SLOT_BITS, self.clock_slot);
+        self.now = t;
+        self.heads[i] = self.clock.next_after(t).map_or(EMPTY, |n| key(n, i));
+        self.rescan();
+        Some((t, Event::Clock, self.peek().copied()))
+    }
+
     /// Schedule `ev` `delay` ps from now. Use only for delays drawn from a small fixed set
     /// (link, serialisation, crossbar times); arbitrary delays belong in [`EventQueue::at`].
     #[inline]
@@ -418,6 +469,9 @@ impl EventQueue {
     #[inline]
     pub fn peek(&self) -> Option<&Event> {
         let i = (self.top & (MAX_SLOTS as u64 - 1)) as usize;
+        if i == self.clock_slot {
+            return Some(&Event::Clock);
+        }
         match self.fifos.get(i) {
             Some(f) => f.front().map(|t| &t.ev),
             None if self.top != EMPTY => self.wheel.peek(),
@@ -432,7 +486,7 @@ impl EventQueue {
     #[inline(always)]
     pub fn peek_far(&self, k: u32) -> Option<&Event> {
         let i = (self.top & (MAX_SLOTS as u64 - 1)) as usize;
-        let f = self.fifos.get(i)?;
+        let f = self.fifos.get(i).filter(|_| i != self.clock_slot)?;
         (f.tail.wrapping_sub(f.head) > k).then(|| &f.at(f.head.wrapping_add(k)).ev)
     }
 
@@ -444,6 +498,9 @@ impl EventQueue {
             return None;
         }
         let i = (k & (MAX_SLOTS as u64 - 1)) as usize;
+        if i == self.clock_slot {
+            return self.pop_clock(k).map(|(t, e, _)| (t, e));
+        }
         let (e, next) = if i == self.fifos.len() {
             let (e, next) = self.wheel.pop();
             (Timed { time: e.key.time, ev: e.ev }, next)
@@ -474,6 +531,9 @@ impl EventQueue {
             return None;
         }
         let i = (k & (MAX_SLOTS as u64 - 1)) as usize;
+        if i == self.clock_slot {
+            return self.pop_clock(k);
+        }
         if let Some(f) = self.fifos.get_mut(i) {
             let e = *f.at(f.head);
             f.head = f.head.wrapping_add(1);

@@ -440,21 +440,27 @@ impl<R: Routing> Simulation<R> {
                 }
                 return self.try_send(router, port, pi as usize, true);
             }
-            Event::ArbWake { router } => {
-                let r = router as usize;
-                if self.fab.arb_wake_at[r] == self.core.now {
-                    self.fab.arb_wake_at[r] = Time::MAX;
-                }
-                // Link-busy timing runs a pass at once where space frees (`try_send`).
-                let freed = self.core.t.sst && std::mem::take(&mut self.fab.arb_freed[r]);
-                if self.fab.wait_len[r] > 0 {
-                    return self.on_arbitrate(router, freed);
-                }
-            }
+            Event::ArbWake { router } => return self.on_arb_wake(router),
+            Event::Clock => return self.on_clock(),
             Event::PortArm { router, port, pi } => self.on_port_arm(router, port, pi as usize),
             Event::NicArm { node } => self.core.on_nic_arm(node),
             Event::Timer { router } => self.on_timer(router),
             Event::Delivered { pkt } => self.on_delivered(pkt),
+        }
+        Ok(())
+    }
+
+    /// The crossbar pass of `router` that an `ArbWake` (or the SST clock) asked for.
+    #[inline(always)]
+    pub(crate) fn on_arb_wake(&mut self, router: u32) -> Fallible {
+        let r = router as usize;
+        if self.fab.arb_wake_at[r] == self.core.now {
+            self.fab.arb_wake_at[r] = Time::MAX;
+        }
+        // Link-busy timing runs a pass at once where space frees (`try_send`).
+        let freed = self.core.t.sst && std::mem::take(&mut self.fab.arb_freed[r]);
+        if self.fab.wait_len[r] > 0 {
+            return self.on_arbitrate(router, freed);
         }
         Ok(())
     }

@@ -132,10 +132,6 @@ pub struct Lanes {
     pub arrive_through: [usize; 4],
     /// SST timing: one flit-time, from arming an idle port's timer to its wake-up.
     pub arm: [usize; 4],
-    /// SST timing: the same from a crossbar pass, which runs 1 ps before its tick.
-    pub arm_tick: [usize; 4],
-    /// SST timing: a credit return arming its sender's timer, sent from a crossbar pass.
-    pub credit_arm: [usize; 4],
     /// SST timing: the NIC's credit for an ejected packet, back at the router's host port.
     pub eject_arm: usize,
     /// The lanes of events over global links (their own with `cross` on).
@@ -147,9 +143,10 @@ impl Lanes {
     /// `cross` on, the events over global links get lanes of their own, which the barriers put
     /// in canonical order (see `partition.rs`).
     pub fn register(q: &mut EventQueue, t: &Timing, workload_delays: &[Time], cross: bool) -> Lanes {
-        // With SST timing the crossbar has no transfer time: its lane is the clock's period,
-        // from one pass to the next.
-        let xbar = q.channel(if t.sst { t.tick } else { t.xfer });
+        // With SST timing the crossbar has no transfer time: its lane is the clock's calendar of
+        // passes (`clock.rs`), registered first so that a tick comes before the other events of
+        // its time.
+        let xbar = if t.sst { q.clock_channel(t.tick) } else { q.channel(t.xfer) };
         let nic_credit = q.channel(t.credit_lat[0]);
         let nic_arrive = q.channel(t.link[0]);
         let nic_wake = q.channel(t.ser[0]);
@@ -161,7 +158,7 @@ impl Lanes {
         if !t.sst {
             let arrive_through = [0, q.channel(t.xfer + t.link[1]), global(q, t.xfer + t.link[2]), 0];
             let global = vec![arrive[2], arrive_through[2], credit[2]];
-            let (arm, arm_tick, credit_arm, eject_arm) = ([0; 4], [0; 4], [0; 4], 0);
+            let (arm, eject_arm) = ([0; 4], 0);
             return Lanes {
                 xbar,
                 nic_credit,
@@ -173,21 +170,16 @@ impl Lanes {
                 port_wake,
                 arrive_through,
                 arm,
-                arm_tick,
-                credit_arm,
                 eject_arm,
                 global,
             };
         }
-        // SST timing (registered after the others: the link-busy order is unchanged). A
-        // crossbar pass runs 1 ps before its tick, so what it schedules is 1 ps further away.
+        // SST timing (registered after the others: the link-busy order is unchanged). Credit
+        // returns arm their sender's timer on the credit lanes.
         let f = &t.flit_ser;
         let arm = [q.channel(f[0]), q.channel(f[1]), q.channel(f[2]), 0];
-        let arm_tick = [q.channel(f[0] + 1), q.channel(f[1] + 1), q.channel(f[2] + 1), 0];
-        let c = &t.credit_lat;
-        let credit_arm = [q.channel(c[0] + 1), q.channel(c[1] + 1), global(q, c[2] + 1), 0];
-        let eject_arm = q.channel(t.eject_lat + crate::network::sst::NIC_CREDIT_DELAY + c[0]);
-        let global = vec![arrive[2], credit[2], credit_arm[2]];
+        let eject_arm = q.channel(t.eject_lat + crate::network::sst::NIC_CREDIT_DELAY + t.credit_lat[0]);
+        let global = vec![arrive[2], credit[2]];
         Lanes {
             xbar,
             nic_credit,
@@ -199,8 +191,6 @@ impl Lanes {
             port_wake,
             arrive_through: [0; 4],
             arm,
-            arm_tick,
-            credit_arm,
             eject_arm,
             global,
         }

@@ -126,9 +126,8 @@ impl<R: Routing> Simulation<R> {
         // port); and a request refused because a crossbar port is busy must be offered again
         // when that port frees, which no other event may signal.
         if granted_silent && self.fab.wait_len[r] > 0 {
-            // (SST timing: the pass runs 1 ps before its tick; the next tick.)
-            let next =
-                if self.core.t.sst { self.core.now + 1 + self.core.t.tick } else { self.core.now + self.core.t.xfer };
+            // (SST timing: the next tick.)
+            let next = self.core.now + if self.core.t.sst { self.core.t.tick } else { self.core.t.xfer };
             busy_until = busy_until.min(next);
         }
         if busy_until != Time::MAX {
@@ -235,8 +234,7 @@ impl<R: Routing> Simulation<R> {
     /// fields the grant needs): under saturation most attempts end here.
     #[inline(always)]
     fn still_full(&self, router: u32, e: u64, ip: usize) -> Fallible<Grant> {
-        // (SST timing: the pass runs 1 ps before its tick.)
-        let now = self.core.now + self.core.t.sst as Time;
+        let now = self.core.now;
         let inp = &self.fab.ports[ip];
         if inp.xin_busy > now {
             return Ok(self.busy(inp.xin_busy, inp.xin_silent));

@@ -19,16 +19,13 @@
 //!   arms the router's ejection port like any credit.
 //! * **Crossbar** (`hr_router::clock_handler`, `xbar_arb_lru`): a clock of one flit at crossbar
 //!   bandwidth, ticks on the multiples of its period. A router's pass runs at the first tick
-//!   strictly after a head arrives or its blocking clears (clocks run before events of the same
-//!   time, so an arrival exactly on a tick waits for the next one); a granted packet is in its
+//!   strictly after a head arrives or its blocking clears; the ticks come before the other
+//!   events of their time (`engine/clock.rs`: the calendar is the event queue's first lane), so
+//!   an arrival exactly on a tick waits for the next one, as in SST. A granted packet is in its
 //!   output buffer at the tick and holds its input and output crossbar ports for `flits` ticks.
 //!   Arbitration is the engine's least-recently-granted pass ([`Simulation::on_arbitrate`]).
 //!
-//! Deviations, none of them options (they change no decision outside exact ties):
-//! * A pass is scheduled 1 ps before its tick, so that it runs before every other event of
-//!   the tick's time; it computes with the tick's time, and what it schedules goes on lanes
-//!   1 ps longer. Credits it returns reach their ledger 1 ps early (`give_back` counts them at
-//!   the tick plus the credit latency; only an event at exactly that time could tell).
+//! Deviation, not an option (it changes no decision outside exact ties):
 //! * SST orders simultaneous events of equal priority by its queue's insertion order; the
 //!   engine by its canonical order (`engine/partition.rs`). A credit arriving exactly when a
 //!   timer fires leaves the timer as it is (SST may arm it again).
@@ -68,29 +65,37 @@ impl<R: Routing> Simulation<R> {
         (t / tick + 1) * tick
     }
 
-    /// Make sure the crossbar of `router` has a pass at tick `at` or earlier: its event runs
-    /// 1 ps before the tick (see the module's doc).
+    /// Make sure the crossbar of `router` has a pass at tick `at` or earlier (`engine/clock.rs`).
     pub(crate) fn wake_pass(&mut self, router: u32, at: Time) {
         debug_assert!(at.is_multiple_of(self.core.t.tick), "crossbar passes run on ticks");
-        let (r, ev_at) = (router as usize, at - 1);
-        if self.fab.arb_wake_at[r] <= ev_at {
+        let r = router as usize;
+        if self.fab.arb_wake_at[r] <= at {
             return;
         }
-        self.fab.arb_wake_at[r] = ev_at;
-        let ev = Event::ArbWake { router };
-        if ev_at == self.core.now + self.core.t.tick {
-            self.core.q.push(self.core.lanes.xbar, ev);
-        } else {
-            self.core.q.at(ev_at, ev);
+        self.fab.arb_wake_at[r] = self.core.q.file_pass(at, router);
+    }
+
+    /// The crossbar's tick (`Event::Clock`): the passes filed for it, in filing order, each as
+    /// an `ArbWake` would run it.
+    pub(crate) fn on_clock(&mut self) -> Fallible {
+        let list = self.core.q.take_passes();
+        let mut done = Ok(());
+        for &router in &list {
+            done = self.on_arb_wake(router);
+            if done.is_err() {
+                break;
+            }
         }
+        self.core.q.give_back_passes(list);
+        done
     }
 
     /// The crossbar pass of [`Simulation::on_arbitrate`] grants request `e` of head packet `id`
-    /// at input port index `ip`: at the tick (`now + 1`), into its output buffer, holding its
+    /// at input port index `ip`: at the tick (now), into its output buffer, holding its
     /// crossbar ports for `flits` ticks. `Busy` for a crossbar port still held, `Full` for a
     /// full output buffer. Every grant is silent (no transfer, so no XbarDone).
     pub(crate) fn grant_sst(&mut self, router: u32, e: u64, ip: usize, id: PacketId) -> Fallible<Grant> {
-        let tk = self.core.now + 1;
+        let tk = self.core.now;
         let (in_port, vc) = (request_in_port(e), request_in_vc(e));
         let inp = self.fab.ports[ip];
         if inp.xin_busy > tk {
@@ -136,7 +141,7 @@ impl<R: Routing> Simulation<R> {
                 out.busy = tk + self.core.t.flit_ser[class];
                 out.wake_at = out.busy;
                 let ev = Event::PortWake { router, port: out_port, pi: op as u32 };
-                self.core.q.push(self.core.lanes.arm_tick[class], ev);
+                self.core.q.push(self.core.lanes.arm[class], ev);
             }
         }
         let inp_line = &mut self.fab.ports[ip];
@@ -153,9 +158,9 @@ impl<R: Routing> Simulation<R> {
         Ok(Grant::QueuedSilent)
     }
 
-    /// The packet granted at the tick (`now + 1`) left input (`in_port`, `vc`): its credits
-    /// reach the upstream ledger one credit latency after the tick, and arm the upstream
-    /// port's timer then (an event per return: whether the port waits then is not known now).
+    /// The packet granted at this tick left input (`in_port`, `vc`): its credits reach the
+    /// upstream ledger one credit latency later, and arm the upstream port's timer then (an
+    /// event per return: whether the port waits then is not known now).
     #[allow(clippy::too_many_arguments)]
     fn return_credit_sst(
         &mut self,
@@ -168,12 +173,11 @@ impl<R: Routing> Simulation<R> {
         peer_queues: u32,
     ) {
         let (now, lat) = (self.core.now, self.core.t.credit_lat[class]);
-        let at = now + 1 + lat;
-        let lane = self.core.lanes.credit_arm[class];
+        let at = now + lat;
         if class == 0 {
             let node = router as usize * self.core.topo.p + in_port as usize;
             self.core.nic.credits.give_back(node, now, at, flits);
-            self.core.q.push(lane, Event::NicArm { node: node as u32 });
+            self.core.q.push(self.core.lanes.nic_credit, Event::NicArm { node: node as u32 });
             return;
         }
         let (ur, up) = peer;
@@ -184,7 +188,8 @@ impl<R: Routing> Simulation<R> {
             self.fab.credits.give_back(uq, now, at, flits);
         }
         let upi = self.fab.pidx(ur, up) as u32;
-        self.core.send_over_link(class, lane, lat + 1, Event::PortArm { router: ur, port: up, pi: upi }, ur);
+        let lane = self.core.lanes.credit[class];
+        self.core.send_over_link(class, lane, lat, Event::PortArm { router: ur, port: up, pi: upi }, ur);
     }
 
     /// The timer of output `port` (index `pi`) fires (`PortWake`): send the round-robin choice
