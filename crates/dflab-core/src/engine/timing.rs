@@ -155,31 +155,17 @@ impl Lanes {
         let credit = [0, q.channel(t.credit_lat[1]), global(q, t.credit_lat[2]), 0];
         let arrive = [0, q.channel(t.link[1]), global(q, t.link[2]), 0];
         let port_wake = [q.channel(t.ser[0]), q.channel(t.ser[1]), q.channel(t.ser[2]), 0];
-        if !t.sst {
+        // SST timing's lanes are registered after the others: the link-busy order is unchanged.
+        // Its credit returns arm their sender's timer on the credit lanes.
+        let (arrive_through, arm, eject_arm, global) = if t.sst {
+            let f = &t.flit_ser;
+            let arm = [q.channel(f[0]), q.channel(f[1]), q.channel(f[2]), 0];
+            let eject_arm = q.channel(t.eject_lat + crate::network::sst::NIC_CREDIT_DELAY + t.credit_lat[0]);
+            ([0; 4], arm, eject_arm, vec![arrive[2], credit[2]])
+        } else {
             let arrive_through = [0, q.channel(t.xfer + t.link[1]), global(q, t.xfer + t.link[2]), 0];
-            let global = vec![arrive[2], arrive_through[2], credit[2]];
-            let (arm, eject_arm) = ([0; 4], 0);
-            return Lanes {
-                xbar,
-                nic_credit,
-                nic_arrive,
-                nic_wake,
-                workload,
-                credit,
-                arrive,
-                port_wake,
-                arrive_through,
-                arm,
-                eject_arm,
-                global,
-            };
-        }
-        // SST timing (registered after the others: the link-busy order is unchanged). Credit
-        // returns arm their sender's timer on the credit lanes.
-        let f = &t.flit_ser;
-        let arm = [q.channel(f[0]), q.channel(f[1]), q.channel(f[2]), 0];
-        let eject_arm = q.channel(t.eject_lat + crate::network::sst::NIC_CREDIT_DELAY + t.credit_lat[0]);
-        let global = vec![arrive[2], credit[2]];
+            (arrive_through, [0; 4], 0, vec![arrive[2], arrive_through[2], credit[2]])
+        };
         Lanes {
             xbar,
             nic_credit,
@@ -189,7 +175,7 @@ impl Lanes {
             credit,
             arrive,
             port_wake,
-            arrive_through: [0; 4],
+            arrive_through,
             arm,
             eject_arm,
             global,

@@ -111,7 +111,8 @@ impl PacketQueues {
     /// flits), as (offset from `base`, packet). The queues are scanned as one slice (one bounds
     /// check), and the pop uses the queue's state found by the scan (a separate `pop` looked
     /// it up and checked its bounds again).
-    #[inline]
+    // `always`: called from both timings' output stages, plain `inline` left it a call.
+    #[inline(always)]
     pub fn pop_rr(
         &mut self,
         base: usize,

@@ -277,16 +277,7 @@ impl<R: Routing> Simulation<R> {
             st.wake = true;
             st.wake_at = now + ser;
         }
-        if host {
-            self.deliver(id, now + ser + self.core.t.eject_lat);
-        } else {
-            if self.core.check.on {
-                self.core.check.inflight_flits[qi] += flits;
-            }
-            let ev = Event::Arrive { router: pr, port: pp, vc: vc as u8, pkt: id, pi: c };
-            let (lane, delay) = (self.core.lanes.arrive[class], self.core.t.link[class]);
-            self.core.send_over_link(class, lane, delay, ev, pr);
-        }
+        self.onto_link(class, qi, vc, id, flits, (pr, pp), c, ser + self.core.t.eject_lat);
         if wake {
             self.core.q.push(self.core.lanes.port_wake[class], Event::PortWake { router, port, pi: pi as u32 });
         }
@@ -294,6 +285,34 @@ impl<R: Routing> Simulation<R> {
             self.on_arbitrate(router, true)?; // output buffer space was freed
         }
         Ok(())
+    }
+
+    /// Packet `id` of `flits` flits leaves output VC queue `qi` (VC `vc`) for its link now, whose
+    /// far end is `peer` (port index `peer_port`): on a host link (`class` 0) it reaches its node
+    /// `eject` later, otherwise it arrives at the next router one hop later.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn onto_link(
+        &mut self,
+        class: usize,
+        qi: usize,
+        vc: usize,
+        id: PacketId,
+        flits: u32,
+        peer: (u32, u16),
+        peer_port: u32,
+        eject: Time,
+    ) {
+        if class == 0 {
+            self.deliver(id, self.core.now + eject);
+            return;
+        }
+        if self.core.check.on {
+            self.core.check.inflight_flits[qi] += flits;
+        }
+        let ev = Event::Arrive { router: peer.0, port: peer.1, vc: vc as u8, pkt: id, pi: peer_port };
+        let (lane, delay) = (self.core.lanes.arrive[class], self.core.t.link[class]);
+        self.core.send_over_link(class, lane, delay, ev, peer.0);
     }
 
     /// Every head packet of output `port` waits for credits: wake the port at the earliest

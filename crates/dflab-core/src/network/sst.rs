@@ -231,17 +231,10 @@ impl<R: Routing> Simulation<R> {
                 None => self.core.q.at(now + period, ev),
             }
         }
+        self.onto_link(class, qi, vc, id, flits, (pr, pp), c, self.core.t.eject_lat);
         if host {
-            self.deliver(id, now + self.core.t.eject_lat);
             // The NIC's credit for it arms this port when it is back.
             self.core.q.push(self.core.lanes.eject_arm, Event::PortArm { router, port, pi: pi as u32 });
-        } else {
-            if self.core.check.on {
-                self.core.check.inflight_flits[qi] += flits;
-            }
-            let ev = Event::Arrive { router: pr, port: pp, vc: vc as u8, pkt: id, pi: c };
-            let (lane, delay) = (self.core.lanes.arrive[class], self.core.t.link[class]);
-            self.core.send_over_link(class, lane, delay, ev, pr);
         }
         if was_full && self.fab.wait_len[router as usize] > 0 {
             // Output-buffer space freed: the crossbar sees it at its next tick.

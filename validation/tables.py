@@ -1,0 +1,71 @@
+"""The per-pattern tables of docs/validation.md, from the side-by-side CSVs.
+
+    .venv/bin/python validation/tables.py      # prints the Markdown of both tables
+
+Reads validation/results/dflab_vs_sst_fork.csv (SST timing) and, for the link-busy mean column,
+validation/results/dflab_linkbusy_vs_sst_fork.csv; both are written by dflab_side_by_side.py.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+MINUS = "\N{MINUS SIGN}"  # typographic minus, as in the rest of docs/validation.md
+HEADER = (
+    "| routing | load | W+M µs | mean ns: SST / sst (err) / link-busy (err) "
+    "| p50 ns: SST / sst (err) | p99 ns: SST / sst (err) | accepted: SST / sst (Δ) "
+    "| router hops: SST / sst | steady | ✓ |\n"
+    "|---|---:|---|---|---|---|---|---|:-:|:-:|"
+)
+
+
+def rows(name: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    with (RESULTS / name).open() as f:
+        return {(r["routing"], r["pattern"], r["offered_load"]): r for r in csv.DictReader(f)}
+
+
+def pct(x: str) -> str:
+    return f"{float(x) * 100:+.1f} %".replace("-", MINUS)
+
+
+def signed(x: float, digits: int) -> str:
+    return f"{x:+.{digits}f}".replace("-", MINUS)
+
+
+def line(r: dict[str, str], old: dict[str, str]) -> str:
+    def v(key: str) -> float:
+        return float(r[key])
+
+    window = f"{v('warmup_us'):g}+{v('measure_us'):g}"
+    mean = (
+        f"{v('sst_mean_lat_ns'):.0f} / {v('dflab_mean_lat_ns'):.0f} ({pct(r['err_mean'])}) / "
+        f"{float(old['dflab_mean_lat_ns']):.0f} ({pct(old['err_mean'])})"
+    )
+    p50 = f"{v('sst_p50_lat_ns'):.0f} / {v('dflab_p50_lat_ns'):.0f} ({pct(r['err_p50'])})"
+    p99 = f"{v('sst_p99_lat_ns'):.0f} / {v('dflab_p99_lat_ns'):.0f} ({pct(r['err_p99'])})"
+    acc = (
+        f"{v('sst_accepted_load'):.4f} / {v('dflab_accepted_load'):.4f} "
+        f"({signed(v('diff_accepted'), 4)})"
+    )
+    hops = f"{v('sst_router_hops'):.2f} / {v('dflab_router_hops'):.2f}"
+    ok = "✓" if r["agrees"] == "True" else ""
+    load = f"{v('offered_load'):g}"
+    cells = [r["routing"], load, window, mean, p50, p99, acc, hops, r["dflab_steady"], ok]
+    return "| " + " | ".join(cells) + " |"
+
+
+def main() -> None:
+    new, old = rows("dflab_vs_sst_fork.csv"), rows("dflab_linkbusy_vs_sst_fork.csv")
+    for pattern in ("ur", "adv+1"):
+        print(f"\n{pattern}\n\n{HEADER}")
+        for key, r in new.items():
+            if r["pattern"] == pattern:
+                print(line(r, old[key]))
+    agree = sum(r["agrees"] == "True" for r in new.values())
+    print(f"\nall three criteria: {agree} of {len(new)}")
+
+
+if __name__ == "__main__":
+    main()
