@@ -443,6 +443,28 @@ impl Experiment {
                 ));
             }
         }
+        if n.timing == PortTiming::Sst {
+            // SST timing: a flit on each link is a timer's delay, a flit at crossbar bandwidth
+            // the clock's period; neither may round to nothing.
+            let flit = n.flit_bytes as f64;
+            for (field, bw) in [
+                ("network.host_bw_gbps", n.host_bw_gbps),
+                ("network.local_bw_gbps", n.local_bw_gbps),
+                ("network.global_bw_gbps", n.global_bw_gbps),
+                ("network.xbar_bw_gbps", n.xbar_bw_gbps),
+            ] {
+                if crate::units::transfer_ps(n.flit_bytes as u64, bw) == 0 {
+                    return Err(Error::config(
+                        field,
+                        format!(
+                            "{bw} is out of range with timing = \"sst\": a flit of {flit} bytes would take less \
+                             than 1 ps (a timer's delay, the crossbar clock's period); allowed: <= {:e}",
+                            flit * 1000.0 / 0.5
+                        ),
+                    ));
+                }
+            }
+        }
         if crate::units::us_to_ps(self.run.measure_us) == 0 {
             return Err(Error::config(
                 "run.measure_us",
@@ -595,6 +617,19 @@ mod tests {
     /// Newcomer #14 and #11: times beyond the picosecond clock, bandwidths that make a packet
     /// take longer than a second, and a measurement that rounds to 0 ps are refused with their
     /// field (they used to saturate, wrap and give silently wrong results).
+    #[test]
+    fn sst_timing_refuses_a_flit_time_that_rounds_to_nothing() {
+        let mut c = Experiment::default();
+        c.network.timing = PortTiming::Sst;
+        c.network.flit_bytes = 1;
+        c.network.xbar_bw_gbps = 1e9;
+        let msg = c.validate().unwrap_err().to_string();
+        assert!(msg.starts_with("network.xbar_bw_gbps: 1000000000 is out of range with timing = \"sst\""), "{msg}");
+        // The link-busy timing has no crossbar clock: the same network is valid there.
+        c.network.timing = PortTiming::LinkBusy;
+        c.validate().unwrap();
+    }
+
     #[test]
     fn times_beyond_the_clock_are_refused_with_their_field() {
         for (doc, field) in [
