@@ -53,6 +53,40 @@ fn invariants_hold_everywhere() {
     assert_eq!(runs, 54);
 }
 
+/// The same with SST's port timing (timers, credit arms, the crossbar clock): every routing,
+/// under load and overload, with single- and multi-flit packets and tiny buffers.
+#[test]
+fn invariants_hold_with_sst_timing() {
+    let mut runs = 0;
+    for (i, &(p, a, h, l, arr)) in
+        [(2, 4, 2, 1, Arrangement::Absolute), (3, 5, 2, 2, Arrangement::Relative)].iter().enumerate()
+    {
+        for alg in ["MIN", "VALn", "UGALg", "UGALn", "PAR", "Q-adaptive"] {
+            for (pat, load) in [("ur", 0.7), ("adv+1", 0.9)] {
+                let mut e = small(p, a, h, l, arr);
+                e.network.timing = dflab_core::config::PortTiming::Sst;
+                e.routing.algorithm = alg.into();
+                e.traffic.pattern = pat.into();
+                e.traffic.load = load;
+                e.traffic.process = Process::Lockstep;
+                e.seed = i as u64;
+                if i == 1 {
+                    e.network.packet_flits = 3;
+                    e.network.input_buffer_flits = 7;
+                    e.network.output_buffer_flits = 5;
+                    e.traffic.process = Process::Bernoulli;
+                }
+                let r = dflab_core::simulate(&e).unwrap_or_else(|err| panic!("sst {alg} {pat} {arr:?}: {err}"));
+                let s = &r.summary;
+                assert!(s.packets_delivered > 0, "sst {alg} {pat}");
+                assert!(s.accepted_load <= s.offered_load * 1.05 + 0.01, "sst {alg} {pat}");
+                runs += 1;
+            }
+        }
+    }
+    assert_eq!(runs, 24);
+}
+
 #[test]
 fn watchdog_reports_where_a_one_vc_valiant_network_deadlocks() {
     // VALn needs 4 VCs; on 1 VC with tiny buffers the channel dependency cycle closes.
