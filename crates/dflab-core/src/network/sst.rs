@@ -25,13 +25,14 @@
 //!   output buffer at the tick and holds its input and output crossbar ports for `flits` ticks.
 //!   Arbitration is the engine's least-recently-granted pass ([`Simulation::on_arbitrate`]).
 //!
-//! Deviation, not an option (it changes no decision outside exact ties):
-//! * SST orders simultaneous events of equal priority by its queue's insertion order; the
-//!   engine by its canonical order (`engine/partition.rs`). A credit arriving exactly when a
-//!   timer fires leaves the timer as it is (SST may arm it again).
-//! * Routing happens when a packet becomes the head of its input VC, as in the link-busy
-//!   timing (`PortControl::recv` routes the new head at once; an arrival at an empty VC is
-//!   routed on arrival in both).
+//! Routing happens when a packet becomes the head of its input VC, in SST as here
+//! (`PortControl::recv` routes the new head at once; an arrival at an empty VC is routed on
+//! arrival).
+//!
+//! The one deviation, not an option (it decides nothing outside exact ties): SST orders
+//! simultaneous events of equal priority by its queue's insertion order, the engine by its
+//! canonical order (`engine/partition.rs`); a credit arriving exactly when a timer fires leaves
+//! the timer as it is (SST may arm it again).
 
 use crate::engine::core::Core;
 use crate::engine::event::Event;
