@@ -140,6 +140,8 @@ impl<R: Routing> Simulation<R> {
         let mut t = Timing::derive(cfg)?;
         if let Traffic::Custom(_) = traffic {
             t.uniform_flits = None;
+            // Packets of several sizes: the ejection port's last packet-time is not known.
+            t.eject_arm_lazy = None;
         }
         let routers = topo.routers();
         let what = format!("dfly({}, {}, {}, {}) with {vcs} VCs", topo.p, topo.a, topo.h, topo.g);

@@ -33,6 +33,11 @@ pub struct Timing {
     /// With SST timing: the crossbar clock's period (one flit at crossbar bandwidth); its
     /// ticks are the multiples of it.
     pub tick: Time,
+    /// SST timing: the delay from an ejection to the NIC's credit for it at the ejection port,
+    /// when it is worked out as the next packet enters that port instead of by an event
+    /// (`network/sst.rs`): packets of one size and a delay below two packet-times, so that only
+    /// the port's last departure's credit can find it waiting. None: an event per ejection.
+    pub eject_arm_lazy: Option<Time>,
     /// Crossbar transfer time of one packet.
     pub xfer: Time,
     /// Output stage + host link: from the start of an ejection to delivery (plus serialisation).
@@ -82,6 +87,7 @@ impl Timing {
         let (in_lat, out_lat) = (ns_to_ps(n.input_latency_ns), ns_to_ps(n.output_latency_ns));
         let ser = |c: usize| f * ser_flit[c];
         let sst = n.timing == PortTiming::Sst;
+        let eject_credit = out_lat + link_lat[0] + crate::network::sst::NIC_CREDIT_DELAY + link_lat[0] + in_lat;
         // With SST timing the serialisation is the port's timer, not part of the hop.
         let ser_on_link = |c: usize| if sst { 0 } else { ser(c) };
         Ok(Timing {
@@ -93,6 +99,7 @@ impl Timing {
             flit_ser: [ser_flit[0], ser_flit[1], ser_flit[2], 0],
             sst,
             tick: transfer_ps(flit_bytes, n.xbar_bw_gbps),
+            eject_arm_lazy: (sst && eject_credit < 2 * ser(0)).then_some(eject_credit),
             xfer: f * transfer_ps(flit_bytes, n.xbar_bw_gbps),
             eject_lat: out_lat + link_lat[0],
             credit_lat: [link_lat[0] + in_lat, out_lat + link_lat[1] + in_lat, out_lat + link_lat[2] + in_lat, 0],

@@ -37,6 +37,7 @@
 use crate::engine::core::Core;
 use crate::engine::event::Event;
 use crate::engine::sim::{ctx, Fallible, Simulation};
+use crate::engine::timing::Timing;
 use crate::error::Error;
 use crate::network::arbiter::Grant;
 use crate::network::fabric::{request_in_port, request_in_vc, request_port, request_vc};
@@ -45,6 +46,21 @@ use crate::network::PacketId;
 use crate::routing::{Hooks, Routing};
 use crate::topology::NONE;
 use crate::units::Time;
+
+/// A packet enters the waiting ejection port (`class` 0) whose timer ran out at `busy`
+/// (its last departure plus a packet-time), at `t`: the time its timer fires if the NIC's
+/// credit for that last packet, which arrives `Timing::eject_arm_lazy` after the departure,
+/// came while the port waited and less than a flit-time before `t` (as the `PortArm` event
+/// of `on_port_timer` would have armed it; a credit at exactly `t` comes after the tick).
+/// The port's only credits are these, and an earlier packet's credit arrives while the
+/// timer of a later one runs, so no other credit can have armed it.
+#[inline(always)]
+fn ejection_armed(timing: &Timing, class: usize, busy: Time, t: Time) -> Option<Time> {
+    let delay = timing.eject_arm_lazy.filter(|_| class == 0 && busy > 0)?;
+    let credit = busy - timing.ser[0] + delay;
+    let fires = credit + timing.flit_ser[0];
+    (credit > busy && credit < t && t < fires).then_some(fires)
+}
 
 /// `LinkControl::recv` sends the credit of a received packet on its 1 GHz time base: one
 /// cycle, 1 ns, before the link and router input latencies.
@@ -138,6 +154,11 @@ impl<R: Routing> Simulation<R> {
             if timer_runs_at(out.busy, tk) {
                 out.wake_at = out.busy;
                 self.core.q.at(out.busy, Event::PortWake { router, port: out_port, pi: op as u32 });
+            } else if let Some(at) = ejection_armed(&self.core.t, class, out.busy, tk) {
+                // The NIC's credit for the port's last packet armed it (see `ejection_armed`).
+                out.busy = at;
+                out.wake_at = at;
+                self.core.q.at(at, Event::PortWake { router, port: out_port, pi: op as u32 });
             } else {
                 out.busy = tk + self.core.t.flit_ser[class];
                 out.wake_at = out.busy;
@@ -233,8 +254,9 @@ impl<R: Routing> Simulation<R> {
             }
         }
         self.onto_link(class, qi, vc, id, flits, (pr, pp), c, self.core.t.eject_lat);
-        if host {
-            // The NIC's credit for it arms this port when it is back.
+        if host && self.core.t.eject_arm_lazy.is_none() {
+            // The NIC's credit for it arms this port when it is back (an event: see
+            // `ejection_armed` for when it is worked out without one).
             self.core.q.push(self.core.lanes.eject_arm, Event::PortArm { router, port, pi: pi as u32 });
         }
         if was_full && self.fab.wait_len[router as usize] > 0 {
@@ -342,5 +364,35 @@ impl Core {
             st.wake = true;
             self.q.push(self.lanes.arm[0], Event::NicWake { node });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ejection_armed;
+    use crate::config::{Experiment, PortTiming};
+    use crate::engine::timing::Timing;
+
+    #[test]
+    fn the_nics_credit_arms_a_waiting_ejection_port_only_within_a_flit_time_before_an_entry() {
+        // HPDC setup: a packet-time of 32 ns; the credit is back 20 + 1 + 20 = 41 ns after a
+        // departure. Last departure at 100 ns: the timer ran out at 132, the credit at 141 arms
+        // the port until 173.
+        let mut e = Experiment::default();
+        e.network.timing = PortTiming::Sst;
+        let t = Timing::derive(&e).unwrap();
+        assert_eq!(t.eject_arm_lazy, Some(41_000));
+        let busy = 132_000;
+        assert_eq!(ejection_armed(&t, 0, busy, 150_000), Some(173_000));
+        assert_eq!(ejection_armed(&t, 0, busy, 172_999), Some(173_000));
+        // At the credit's own time the tick comes first; a flit-time later the timer is out.
+        assert_eq!(ejection_armed(&t, 0, busy, 141_000), None);
+        assert_eq!(ejection_armed(&t, 0, busy, 173_000), None);
+        // Not an ejection port, or never sent: nothing.
+        assert_eq!(ejection_armed(&t, 1, busy, 150_000), None);
+        assert_eq!(ejection_armed(&t, 0, 0, 150_000), None);
+        // A credit slower than two packet-times could meet an earlier packet's: events then.
+        e.network.host_latency_ns = 40.0;
+        assert_eq!(Timing::derive(&e).unwrap().eject_arm_lazy, None);
     }
 }
