@@ -12,12 +12,12 @@ from dflab.config_types import Number, Pattern, Section, choice
 ENGINE_SEMANTICS = 2
 ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
-    'MIN': (),
+    'MIN': ('vc_layout',),
     'VALg': (),
     'VALn': (),
     'UGALg': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'UGALn': ('adaptive_threshold', 'intermediate', 'intra_group'),
-    'UGAL-L': ('bias', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates'),
+    'UGAL-L': ('bias', 'form', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates'),
     'UGAL-G': ('intra_group',),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
@@ -49,6 +49,7 @@ class Topology(Section):
 class Network(Section):
     """Packets, links, crossbar and buffers (bytes, GB/s = 10^9 bytes/s, ns, flits)."""
 
+    credit_delay_cycles: int = Field(2, ge=0, le=1000, description='With `timing = "booksim"`: BookSim\'s `credit_delay`, cycles between a credit\'s arrival and its use by the upstream router.')
     flit_bytes: int = Field(128, ge=1, le=4294967295, description='Bytes of a flit.')
     global_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links between groups.')
     global_latency_ns: Number = Field(300.0, ge=0.0, le=1000000000.0, description='Latency of a link between groups.')
@@ -61,7 +62,8 @@ class Network(Section):
     output_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each output VC buffer.')
     output_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description="Latency of a router's output stage.")
     packet_flits: int = Field(1, ge=1, le=65535, description='Flits of a packet (the unit of switching: virtual cut-through).')
-    timing: Annotated[str, AfterValidator(choice(('link-busy', 'sst')))] = Field('link-busy', description='How output ports, NICs and crossbars are timed (docs/model.md, "Port timing").')
+    router_pipeline: Annotated[str, AfterValidator(choice(('standard', 'single-cycle')))] = Field('standard', description='With `timing = "booksim"`: the order of BookSim\'s router stages in an internal step (docs/model.md, "BookSim timing").')
+    timing: Annotated[str, AfterValidator(choice(('link-busy', 'sst', 'booksim')))] = Field('link-busy', description='How output ports, NICs and crossbars are timed (docs/model.md, "Port timing").')
     xbar_bw_gbps: Number = Field(40.0, gt=0.0, description='Bandwidth of a crossbar port (speedup = crossbar / link bandwidth).')
 
 
@@ -72,6 +74,7 @@ class Routing(Section):
     algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
     bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L.)')
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
+    form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
     intermediate: Annotated[str, AfterValidator(choice(('outside', 'any')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, PAR.)')
     intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-G, PAR.)")
     learning_rate: Number | None = Field(None, gt=0.0, le=1.0, description='α, the learning rate for targets below the current Q (good news). (Applies to Q-adaptive, Q-routing.)')
@@ -83,6 +86,7 @@ class Routing(Section):
     q_thld2: Number | None = Field(None, description='Relative threshold at the first router of an intermediate group. (Applies to Q-adaptive.)')
     q_truncate: bool | None = Field(None, description="Truncate Q to whole ns after each update (the reference's int64 tables). (Applies to Q-adaptive, Q-routing.)")
     q_update: Annotated[str, AfterValidator(choice(('hysteretic', 'plain')))] | None = Field(None, description='Hysteretic (α/β) or plain (α only) update. (Applies to Q-adaptive, Q-routing.)')
+    vc_layout: Annotated[str, AfterValidator(choice(('reference', 'booksim')))] | None = Field(None, description="Which VCs the hops take: the Q-adaptive reference code's, or BookSim2's. (Applies to MIN.)")
     vcs: int | None = Field(None, ge=1, le=64, description='Force the number of VCs; fewer than the algorithm needs are allowed (deadlock studies): its VCs above are folded onto the last.')
 
 

@@ -55,7 +55,14 @@ __all__ = [
 # the value that reproduces the engine from before them (dotted path -> value). A canonical form
 # holding one at that value hashes and compares like one without it, so that a result store made
 # before the key keeps its keys and its points.
-LATER_DEFAULTS: dict[str, Any] = {"run.whole_ns_latency": False, "network.timing": "link-busy"}
+LATER_DEFAULTS: dict[str, Any] = {
+    "run.whole_ns_latency": False,
+    "network.timing": "link-busy",
+    "network.router_pipeline": "standard",
+    "network.credit_delay_cycles": 2,
+    "routing.form": "hop-weighted",
+    "routing.vc_layout": "reference",
+}
 
 
 def without_later_defaults(canonical: dict[str, Any]) -> dict[str, Any]:

@@ -35,8 +35,9 @@ def test_defaults_are_the_documented_ones() -> None:
             "xbar_bw_gbps": 40.0, "input_buffer_flits": 20, "output_buffer_flits": 20,
             "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
             "input_latency_ns": 10.0, "output_latency_ns": 10.0, "timing": "link-busy",
+            "router_pipeline": "standard", "credit_delay_cycles": 2,
         },
-        "routing": {"algorithm": "MIN"},
+        "routing": {"algorithm": "MIN", "vc_layout": "reference"},
         "traffic": {
             "pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False, "phases": [],
             "source_queue_packets": None,

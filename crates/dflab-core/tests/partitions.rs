@@ -63,6 +63,19 @@ fn partitions_agree_under_heavy_cross_group_traffic() {
         r#"{"routing":{"algorithm":"UGALn"},"network":{"timing":"sst","packet_flits":3},
             "topology":{"p":2,"a":4,"h":2,"g":9},"traffic":{"pattern":"ur","load":0.8},
             "run":{"warmup_us":2.0,"measure_us":4.0}}"#,
+        // BookSim timing: router passes every cycle, credits with the credit delay across
+        // global links, random injection VCs, the ICS'24 UGAL-L in saturation.
+        r#"{"routing":{"algorithm":"UGAL-L","vcs":4},"topology":{"p":2,"a":4,"h":2,"g":9},
+            "network":{"timing":"booksim","flit_bytes":64,"host_bw_gbps":64,"local_bw_gbps":64,
+            "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":32,"output_buffer_flits":128,
+            "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":15,"input_latency_ns":0,
+            "output_latency_ns":0},"traffic":{"pattern":"adv+1","load":0.5},"run":{"warmup_us":2.0,"measure_us":3.0}}"#,
+        r#"{"routing":{"algorithm":"MIN","vc_layout":"booksim"},"topology":{"p":2,"a":4,"h":2,"g":9},
+            "network":{"timing":"booksim","flit_bytes":64,"host_bw_gbps":64,"local_bw_gbps":64,
+            "global_bw_gbps":64,"xbar_bw_gbps":100,"input_buffer_flits":256,"output_buffer_flits":1024,
+            "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":100,"input_latency_ns":0,
+            "output_latency_ns":0,"router_pipeline":"single-cycle"},"traffic":{"pattern":"ur","load":0.9},
+            "run":{"warmup_us":2.0,"measure_us":3.0}}"#,
     ] {
         assert!(check(doc) >= 3);
     }

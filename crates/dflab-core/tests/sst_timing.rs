@@ -8,15 +8,10 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
+use common::timed;
 use dflab_core::config::PortTiming;
-use dflab_core::engine::{self, Simulation};
-use dflab_core::network::Packet;
-use dflab_core::routing::minimal::Minimal;
-use dflab_core::topology::Topology;
+use dflab_core::engine;
 use dflab_core::units::Time;
-use dflab_core::workload::{Workload, WorkloadCtx};
 use dflab_core::Experiment;
 
 const NS: Time = 1000;
@@ -26,57 +21,6 @@ fn sst() -> Experiment {
     e.network.timing = PortTiming::Sst;
     e.run.check = true;
     e
-}
-
-/// Sends `(time, src, dst)` packets of `flits` flits and records each delivery as (index of
-/// the send, delivery time).
-struct Timed {
-    sends: Vec<(Time, u32, u32)>,
-    flits: u16,
-    got: Arc<Mutex<Vec<(u32, Time)>>>,
-    left: usize,
-}
-
-impl Workload for Timed {
-    fn start(&mut self, cx: &mut WorkloadCtx) {
-        for (i, &(t, _, _)) in self.sends.iter().enumerate() {
-            cx.wake_at(t, 0, i as u32, 0);
-        }
-    }
-
-    fn on_wake(&mut self, cx: &mut WorkloadCtx, _kind: u8, i: u32, _b: u32) {
-        let (_, src, dst) = self.sends[i as usize];
-        cx.send(src, dst, self.flits, i);
-    }
-
-    fn wants_deliveries(&self) -> bool {
-        true
-    }
-
-    fn on_delivered(&mut self, cx: &mut WorkloadCtx, pkt: &Packet) {
-        self.got.lock().unwrap().push((pkt.tag, cx.now()));
-        self.left -= 1;
-    }
-
-    fn finished(&self) -> bool {
-        self.left == 0
-    }
-}
-
-/// Run the timed sends under MIN on `e`; the latency of each send, in the order given.
-fn timed(e: &Experiment, sends: &[(Time, u32, u32)]) -> Vec<Time> {
-    let mut e = e.clone();
-    e.run.warmup_us = 0.0;
-    e.run.measure_us = 100.0;
-    let topo = Topology::new(&e.topology).unwrap();
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let flits = e.network.packet_flits as u16;
-    let w = Timed { sends: sends.to_vec(), flits, got: got.clone(), left: sends.len() };
-    let routing = Minimal::new(&topo);
-    Simulation::with_workload(&e, topo, routing, Box::new(w)).unwrap().run().unwrap();
-    let got = got.lock().unwrap().clone();
-    assert_eq!(got.len(), sends.len());
-    (0..sends.len()).map(|i| got.iter().find(|x| x.0 == i as u32).expect("delivered").1 - sends[i].0).collect()
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! engine checks from the schema ([`schema::check_ranges`]). Validation errors name the dotted
 //! field and the allowed values.
 
+mod booksim;
 pub mod routing;
 pub mod schema;
 
@@ -137,6 +138,13 @@ pub struct NetworkConfig {
     pub output_latency_ns: f64,
     /// How output ports, NICs and crossbars are timed (docs/model.md, "Port timing").
     pub timing: PortTiming,
+    /// With `timing = "booksim"`: the order of BookSim's router stages in an internal step
+    /// (docs/model.md, "BookSim timing").
+    pub router_pipeline: RouterPipeline,
+    /// With `timing = "booksim"`: BookSim's `credit_delay`, cycles between a credit's arrival
+    /// and its use by the upstream router.
+    #[schemars(range(max = 1000))]
+    pub credit_delay_cycles: u32,
 }
 
 /// How output ports, NICs and crossbars are timed.
@@ -151,6 +159,25 @@ pub enum PortTiming {
     /// after a packet or a credit reaches an idle output, re-armed one packet-time after each
     /// send), the crossbar moves packets on a clock of one flit per tick with no transfer time.
     Sst,
+    /// BookSim2's input-queued router (`iq`) in cycles of one flit-time: per-flit VC and switch
+    /// allocation by separable input-first allocators at an internal speedup, credits taken at
+    /// switch allocation, a FIFO output queue per port, BookSim's channel and credit delays
+    /// (`network/booksim.rs`). Single-flit packets only.
+    Booksim,
+}
+
+/// The stage order of BookSim's router in one internal step (`timing = "booksim"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouterPipeline {
+    /// BookSim2 master: every stage evaluates on the state the step began with, then all
+    /// update, so VC allocation, switch allocation and the crossbar take one internal step
+    /// each (`IQRouter::_InternalStep`).
+    #[default]
+    Standard,
+    /// The DGB fork's `SINGLE_CYCLE` build: each stage updates before the next evaluates, so a
+    /// flit can be allocated a VC and the switch and reach its output queue in one step.
+    SingleCycle,
 }
 
 impl Default for NetworkConfig {
@@ -171,6 +198,8 @@ impl Default for NetworkConfig {
             input_latency_ns: 10.0,
             output_latency_ns: 10.0,
             timing: PortTiming::LinkBusy,
+            router_pipeline: RouterPipeline::Standard,
+            credit_delay_cycles: 2,
         }
     }
 }
@@ -366,6 +395,7 @@ impl Experiment {
             }
         }
         self.check_times()?;
+        n.check_booksim()?;
         canonical_algorithm(&self.routing.algorithm)?;
         crate::routing::registry::check_params(self)?;
         self.traffic.pattern.parse("traffic.pattern", &topo)?;
@@ -579,7 +609,11 @@ mod tests {
             (r#"{"routing": {"algorithm": "PAR", "intermediate": "group"}}"#, "routing.intermediate", "outside"),
             // A parameter of another algorithm is ignored, but its value must still be valid.
             (r#"{"routing": {"intra_group": "valiant"}}"#, "routing.intra_group", "adaptive"),
-            (r#"{"routing": {"algorithm": "MIN", "q_thld9": 1}}"#, "routing.q_thld9", "allowed: algorithm, vcs, none"),
+            (
+                r#"{"routing": {"algorithm": "MIN", "q_thld9": 1}}"#,
+                "routing.q_thld9",
+                "allowed: algorithm, vcs, vc_layout",
+            ),
         ] {
             let err = Experiment::from_json(doc).unwrap_err().to_string();
             assert!(err.starts_with(field) && err.contains(allowed), "{doc}: {err}");

@@ -25,7 +25,11 @@ impl<R: Routing> Simulation<R> {
     pub(super) fn check_invariants(&self) -> Result<()> {
         self.check_packets()?;
         for r in 0..self.core.topo.routers() {
-            self.check_requests(r)?;
+            if self.core.t.booksim {
+                self.check_iq(r)?;
+            } else {
+                self.check_requests(r)?;
+            }
             self.check_buffers(r)?;
             self.check_credits(r)?;
         }
@@ -128,7 +132,9 @@ impl<R: Routing> Simulation<R> {
                          is blocked on credits as a whole)"
                     ));
                 }
-                if f.outq.flits(qi) > f.credits.out_flits(qi) {
+                // (BookSim timing: a port's output queue is its VC 0 queue, and its flits hold
+                // downstream credits, not output-buffer space.)
+                if !t.booksim && f.outq.flits(qi) > f.credits.out_flits(qi) {
                     return self.fail(format!(
                         "output buffer of router {r} port {port} VC {vc} holds {} flits but only {} are counted",
                         f.outq.flits(qi),
@@ -177,15 +183,66 @@ impl<R: Routing> Simulation<R> {
 
     fn check_nics(&self) -> Result<()> {
         let (f, t) = (&self.fab, &self.core.t);
-        let p = self.core.topo.p;
+        let (p, nic_vcs) = (self.core.topo.p, self.core.nic.vcs);
         for n in 0..self.core.topo.nodes() {
+            // Over the NIC's injection VCs (one, or all with BookSim timing).
             let down = ((n / p) * f.radix + n % p) * f.vcs;
-            let (free, returning) = self.core.nic.credits.parts(n);
-            let total = free + self.core.check.nic_inflight_flits[n] + f.inq.flits(down) + returning;
-            if total != t.in_cap {
-                return self
-                    .fail(format!("credits not conserved on the injection link of node {n}: {total} != {}", t.in_cap));
+            let mut total = self.core.check.nic_inflight_flits[n];
+            for vc in 0..nic_vcs {
+                let (free, returning) = self.core.nic.credits.parts(n * nic_vcs + vc);
+                total += free + f.inq.flits(down + vc) + returning;
             }
+            if total != nic_vcs as u32 * t.in_cap {
+                return self.fail(format!(
+                    "credits not conserved on the injection link of node {n}: {total} != {}",
+                    nic_vcs as u32 * t.in_cap
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// BookSim timing: every non-empty input VC waits for VC allocation or holds the output VC
+    /// its head was routed to, every held output VC is held by such an input VC, empty input
+    /// VCs are idle, and the per-router counters match.
+    fn check_iq(&self, r: usize) -> Result<()> {
+        use crate::network::iq::{ACTIVE, FREE, IDLE, VA};
+        let f = &self.fab;
+        let (radix, vcs) = (f.radix, f.vcs);
+        let base = r * radix * vcs;
+        let mut busy = 0;
+        for i in 0..radix * vcs {
+            let (qi, state) = (base + i, f.iq.state[base + i]);
+            let Some(id) = f.inq.front(qi) else {
+                if state != IDLE {
+                    return self.fail(format!("router {r}: empty input VC {i} is in allocation state {state}"));
+                }
+                continue;
+            };
+            busy += 1;
+            let p = self.core.pkts.get(id);
+            let oq = base + p.out_port as usize * vcs + p.out_vc as usize;
+            let holds = f.iq.held[oq] == qi as u32;
+            if !(state == VA && !holds || state == ACTIVE && holds) {
+                return self.fail(format!(
+                    "router {r}: input VC {i} (state {state}) and output {} VC {} (held by {}) disagree",
+                    p.out_port, p.out_vc, f.iq.held[oq]
+                ));
+            }
+        }
+        for o in 0..radix * vcs {
+            let h = f.iq.held[base + o];
+            if h != FREE && f.iq.state.get(h as usize) != Some(&ACTIVE) {
+                return self
+                    .fail(format!("router {r}: output VC {o} is held by input VC queue {h}, which is not active"));
+            }
+        }
+        let queued: u32 = (0..radix).map(|p| f.outq.len((r * radix + p) * vcs)).sum();
+        if busy != f.iq.busy_vcs[r] || queued != f.iq.queued[r] {
+            return self.fail(format!(
+                "router {r}: {busy} busy input VCs and {queued} queued packets, counters say {} and {}",
+                f.iq.busy_vcs[r], f.iq.queued[r]
+            ));
         }
         Ok(())
     }
@@ -207,7 +264,18 @@ impl<R: Routing> Simulation<R> {
     /// watchdog fired); None: nothing was left to happen (no pending event).
     pub(super) fn deadlock_report(&self, since: Option<Time>) -> String {
         let (f, t, topo) = (&self.fab, &self.core.t, &self.core.topo);
-        let stuck_routers = (0..topo.routers()).filter(|&r| !f.waiting_of(r).is_empty()).count();
+        // The blocked input VCs of router r: its waiting requests, or with BookSim timing its
+        // non-empty input VCs.
+        let first_blocked = |r: usize| -> Option<(u16, usize)> {
+            if t.booksim {
+                let base = r * f.radix * f.vcs;
+                (0..f.radix * f.vcs).find(|&i| !f.inq.is_empty(base + i)).map(|i| ((i / f.vcs) as u16, i % f.vcs))
+            } else {
+                let e = f.waiting_of(r).iter().min_by_key(|&&e| e as u32)?;
+                Some((request_in_port(*e), request_in_vc(*e)))
+            }
+        };
+        let stuck_routers = (0..topo.routers()).filter(|&r| first_blocked(r).is_some()).count();
         let what = match since {
             Some(since) => format!(
                 "no packet moved from t = {:.3} us to t = {:.3} us (run.watchdog_us = {})",
@@ -224,33 +292,33 @@ impl<R: Routing> Simulation<R> {
             self.core.cfg.routing.algorithm,
             f.vcs
         );
-        for r in 0..topo.routers() {
-            if let Some(&e) = f.waiting_of(r).iter().min_by_key(|&&e| e as u32) {
-                let (in_port, vc) = (request_in_port(e), request_in_vc(e));
-                let qi = f.qidx(r as u32, in_port, vc);
-                let id = f.inq.front(qi).expect("waiting head");
-                let p = self.core.pkts.get(id);
-                let oi = f.qidx(r as u32, p.out_port, p.out_vc as usize);
-                msg.push_str(&format!(
-                    "; first stuck: router {r} (group {}, router {} of its group), input {} VC {vc} holds {} packets; \
-                     its head (node {} -> node {}, {} hops so far) waits for output {} VC {}: output buffer {}/{} flits, \
-                     downstream credits {}/{} flits",
-                    topo.group_of(r as u32),
-                    topo.index_in_group(r as u32),
-                    self.describe_port(r as u32, in_port),
-                    f.inq.len(qi),
-                    p.src,
-                    p.dst,
-                    p.hops,
-                    self.describe_port(r as u32, p.out_port),
-                    p.out_vc,
-                    f.credits.out_flits(oi),
-                    t.out_cap,
-                    f.credits.free_at(oi, self.core.now),
-                    t.in_cap
-                ));
-                break;
-            }
+        if let Some((r, (in_port, vc))) = (0..topo.routers()).find_map(|r| first_blocked(r).map(|b| (r, b))) {
+            let qi = f.qidx(r as u32, in_port, vc);
+            let id = f.inq.front(qi).expect("blocked head");
+            let p = self.core.pkts.get(id);
+            let oi = f.qidx(r as u32, p.out_port, p.out_vc as usize);
+            let output = if t.booksim {
+                let op = f.qidx(r as u32, p.out_port, 0);
+                format!("output queue {} flits", f.outq.flits(op))
+            } else {
+                format!("output buffer {}/{} flits", f.credits.out_flits(oi), t.out_cap)
+            };
+            msg.push_str(&format!(
+                "; first stuck: router {r} (group {}, router {} of its group), input {} VC {vc} holds {} packets; \
+                 its head (node {} -> node {}, {} hops so far) waits for output {} VC {}: {output}, \
+                 downstream credits {}/{} flits",
+                topo.group_of(r as u32),
+                topo.index_in_group(r as u32),
+                self.describe_port(r as u32, in_port),
+                f.inq.len(qi),
+                p.src,
+                p.dst,
+                p.hops,
+                self.describe_port(r as u32, p.out_port),
+                p.out_vc,
+                f.credits.free_at(oi, self.core.now),
+                t.in_cap
+            ));
         }
         msg
     }

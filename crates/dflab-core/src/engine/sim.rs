@@ -138,7 +138,7 @@ impl<R: Routing> Simulation<R> {
         let declared = routing.vcs();
         let vcs = cfg.routing.vcs.unwrap_or_else(|| declared.max());
         let mut t = Timing::derive(cfg)?;
-        if let Traffic::Custom(_) = traffic {
+        if !traffic.uniform_packets() {
             t.uniform_flits = None;
             // Packets of several sizes: the ejection port's last packet-time is not known.
             t.eject_arm_lazy = None;
@@ -146,7 +146,17 @@ impl<R: Routing> Simulation<R> {
         let routers = topo.routers();
         let what = format!("dfly({}, {}, {}, {}) with {vcs} VCs", topo.p, topo.a, topo.h, topo.g);
         Footprint::of(&topo, vcs, t.in_cap).check(footprint::limit()?, &what)?;
-        let fab = Fabric::new(&topo, vcs, t.in_cap, t.out_cap);
+        if t.booksim && t.uniform_flits != Some(1) {
+            return Err(Error::config(
+                "network.timing",
+                "\"booksim\" needs single-flit packets, and this workload sends packets of several sizes; allowed: \
+                 \"link-busy\", \"sst\"",
+            ));
+        }
+        let mut fab = Fabric::new(&topo, vcs, t.in_cap, t.out_cap);
+        if t.booksim {
+            fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);
+        }
         let mut specs = routing.probes();
         let probe_base = specs.len();
         specs.extend(traffic.probes());
@@ -168,12 +178,17 @@ impl<R: Routing> Simulation<R> {
         let queues = routers * topo.radix * vcs;
         let header = RoutingArea::of(R::Header::default());
         // The lookahead: nothing crosses a global link faster than its credits (a packet also
-        // takes its serialisation). Without it (one group, or no latency) nothing is mailed.
-        let lookahead = t.credit_lat[2];
+        // takes its serialisation; with BookSim timing its credits take the credit delay
+        // more). Without it (one group, or no latency) nothing is mailed.
+        let lookahead = t.credit_lat[2].min(t.link[2]);
         let cross = topo.g > 1 && lookahead > 0;
         let window = if cross { lookahead } else { us_to_ps(1.0) };
         let parts = Partitions::new(1, topo.g, topo.a, window, peer_groups(&topo, &fab));
-        let core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
+        let in_cap = t.in_cap;
+        let mut core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
+        if core.t.booksim {
+            core.nic.per_vc(vcs, in_cap);
+        }
         let hold_deliveries = traffic.wants_deliveries();
         let space = Vec::new();
         Ok(Simulation {

@@ -30,6 +30,13 @@ pub struct Timing {
     pub flit_ser: ClassTimes,
     /// `network.timing = "sst"` (see `network/sst.rs`).
     pub sst: bool,
+    /// `network.timing = "booksim"` (see `network/booksim.rs`): the crossbar clock's ticks are
+    /// BookSim's cycles (`tick`), each running `booksim_steps` internal steps.
+    pub booksim: bool,
+    /// BookSim timing: the internal speedup as `num / den` (see [`Timing::booksim_steps`]).
+    pub speedup: (u64, u64),
+    /// BookSim timing: `router_pipeline = "single-cycle"`.
+    pub single_cycle: bool,
     /// With SST timing: the crossbar clock's period (one flit at crossbar bandwidth); its
     /// ticks are the multiples of it.
     pub tick: Time,
@@ -90,7 +97,8 @@ impl Timing {
         let eject_credit = out_lat + link_lat[0] + crate::network::sst::NIC_CREDIT_DELAY + link_lat[0] + in_lat;
         // With SST timing the serialisation is the port's timer, not part of the hop.
         let ser_on_link = |c: usize| if sst { 0 } else { ser(c) };
-        Ok(Timing {
+        let booksim = n.timing == PortTiming::Booksim;
+        let mut t = Timing {
             packet_flits: n.packet_flits as u16,
             uniform_flits: Some(n.packet_flits as u16),
             flit_bytes,
@@ -98,6 +106,9 @@ impl Timing {
             ser: [ser(0), ser(1), ser(2), 0],
             flit_ser: [ser_flit[0], ser_flit[1], ser_flit[2], 0],
             sst,
+            booksim,
+            speedup: n.booksim_speedup(),
+            single_cycle: n.router_pipeline == crate::config::RouterPipeline::SingleCycle,
             tick: transfer_ps(flit_bytes, n.xbar_bw_gbps),
             eject_arm_lazy: (sst && eject_credit < 2 * ser(0)).then_some(eject_credit),
             xfer: f * transfer_ps(flit_bytes, n.xbar_bw_gbps),
@@ -115,7 +126,43 @@ impl Timing {
             end,
             watchdog: us_to_ps(cfg.run.watchdog_us),
             whole_ns: cfg.run.whole_ns_latency,
-        })
+        };
+        if booksim {
+            t.booksim_times(n.booksim_cycle(), link_lat, n.credit_delay_cycles as Time);
+        }
+        Ok(t)
+    }
+
+    /// The BookSim timing's fixed delays, in cycles of `c` ps (`network/booksim.rs`). A router
+    /// runs its pass (the cycle's internal steps and its sends) on the tick of each cycle;
+    /// what a BookSim channel of latency `L` delivers is read `L + 1` cycles after its send
+    /// (the channel's `ReadInputs` takes a cycle), so an arrival lands half a cycle before the
+    /// pass that reads it, after every other event of that pass's time. A credit is used
+    /// `credit_delay` cycles after it is read; the NIC reads its credits and the ejected
+    /// packets at the tick itself.
+    fn booksim_times(&mut self, c: Time, link_lat: [Time; 3], credit_delay: Time) {
+        let half = c / 2;
+        let cycles = link_lat.map(|l| l / c);
+        self.tick = c;
+        self.xfer = c;
+        self.ser = [c, c, c, 0];
+        self.flit_ser = [c, c, c, 0];
+        self.eject_lat = (cycles[0] + 1) * c;
+        self.link = [(cycles[0] + 1) * c - half, (cycles[1] + 1) * c - half, (cycles[2] + 1) * c - half, 0];
+        self.credit_lat = [
+            (cycles[0] + 1) * c,
+            (cycles[1] + 1 + credit_delay) * c - half,
+            (cycles[2] + 1 + credit_delay) * c - half,
+            0,
+        ];
+    }
+
+    /// BookSim timing: the internal steps of cycle `k` (`Router::Evaluate` adds the speedup to
+    /// a fraction each cycle and runs a step per whole unit), exact for a speedup in 1/1000s.
+    #[inline]
+    pub fn booksim_steps(&self, k: u64) -> u32 {
+        let (num, den) = self.speedup;
+        ((k + 1) * num / den - k * num / den) as u32
     }
 }
 
@@ -153,7 +200,7 @@ impl Lanes {
         // With SST timing the crossbar has no transfer time: its lane is the clock's calendar of
         // passes (`clock.rs`), registered first so that a tick comes before the other events of
         // its time.
-        let xbar = if t.sst { q.clock_channel(t.tick) } else { q.channel(t.xfer) };
+        let xbar = if t.sst || t.booksim { q.clock_channel(t.tick) } else { q.channel(t.xfer) };
         let nic_credit = q.channel(t.credit_lat[0]);
         let nic_arrive = q.channel(t.link[0]);
         let nic_wake = q.channel(t.ser[0]);
@@ -164,7 +211,10 @@ impl Lanes {
         let port_wake = [q.channel(t.ser[0]), q.channel(t.ser[1]), q.channel(t.ser[2]), 0];
         // SST timing's lanes are registered after the others: the link-busy order is unchanged.
         // Its credit returns arm their sender's timer on the credit lanes.
-        let (arrive_through, arm, eject_arm, global) = if t.sst {
+        let (arrive_through, arm, eject_arm, global) = if t.booksim {
+            // BookSim timing: no crossbar fast path and no timers.
+            ([0; 4], [0; 4], 0, vec![arrive[2], credit[2]])
+        } else if t.sst {
             let f = &t.flit_ser;
             let arm = [q.channel(f[0]), q.channel(f[1]), q.channel(f[2]), 0];
             let eject_arm = q.channel(t.eject_lat + crate::network::sst::NIC_CREDIT_DELAY + t.credit_lat[0]);

@@ -157,6 +157,8 @@ pub struct Fabric {
     /// SST timing: output-buffer space freed at each router since its last crossbar pass (the
     /// `freed` of the next pass, see `on_arbitrate`).
     pub arb_freed: Vec<bool>,
+    /// BookSim timing: the input-queued routers' allocator state (empty otherwise).
+    pub iq: super::iq::Iq,
 }
 
 impl Fabric {
@@ -193,6 +195,7 @@ impl Fabric {
             wait_cap: 2 * radix * vcs,
             arb_wake_at: vec![Time::MAX; routers],
             arb_freed: vec![false; routers],
+            iq: super::iq::Iq::default(),
         }
     }
 

@@ -2,8 +2,10 @@
 //! through.
 
 pub mod arbiter;
+pub mod booksim;
 pub mod credits;
 pub mod fabric;
+pub mod iq;
 pub mod nic;
 pub mod packet;
 pub mod queues;

@@ -42,8 +42,12 @@ const _: () = assert!(std::mem::size_of::<NodeState>() == 64);
 
 pub struct Nics {
     pub queue: Vec<VecDeque<PacketId>>,
-    /// Free credits of each injection link (the router's host-port input buffer).
+    /// Free credits of each injection link (the router's host-port input buffer), per
+    /// injection VC (`node · vcs + vc`).
     pub credits: CreditLedger,
+    /// Injection VCs: 1 (every packet enters VC 0), or the router's VCs with BookSim timing
+    /// (see [`Nics::per_vc`]).
+    pub vcs: usize,
     pub node: Vec<NodeState>,
 }
 
@@ -54,6 +58,7 @@ impl Nics {
         Nics {
             queue: vec![VecDeque::new(); nodes],
             credits: CreditLedger::new(nodes, in_cap),
+            vcs: 1,
             node: (0..nodes)
                 .map(|i| NodeState {
                     rng: Rng::seed_from_u64(stream_seed(seed, 2, i as u64)),
@@ -69,6 +74,14 @@ impl Nics {
     }
 }
 
+impl Nics {
+    /// Credits per injection VC, for NICs that inject on `vcs` VCs (BookSim timing).
+    pub fn per_vc(&mut self, vcs: usize, in_cap: u32) {
+        self.vcs = vcs;
+        self.credits = CreditLedger::new(self.queue.len() * vcs, in_cap);
+    }
+}
+
 impl Core {
     /// A new packet `pkt` of node `src` enters its NIC now: an idle NIC with credits sends it at
     /// once (what `nic_try_send` does with a queue of one), otherwise it joins the source
@@ -79,6 +92,9 @@ impl Core {
         if self.t.sst {
             self.nic_submit_sst(src, pkt);
             return false;
+        }
+        if self.t.booksim {
+            return self.nic_submit_booksim(src, pkt);
         }
         let n = src as usize;
         let now = self.now;
@@ -105,6 +121,9 @@ impl Core {
     pub fn nic_try_send(&mut self, node: u32) -> bool {
         if self.t.sst {
             return self.nic_timer_sst(node);
+        }
+        if self.t.booksim {
+            return self.nic_try_send_booksim(node);
         }
         let n = node as usize;
         let now = self.now;

@@ -58,6 +58,9 @@ impl<R: Routing> Simulation<R> {
                 self.core.check.inflight_flits[ui] -= flits;
             }
         }
+        if self.core.t.booksim {
+            return self.arrive_booksim(router, port, vc, id, qi, hint);
+        }
         if self.fab.wait_len[router as usize] == 0 && !self.core.t.sst {
             // Idle router (the common case below saturation). Every non-empty input VC has its
             // head's request in the list (checked with `run.check`), so with no request waiting

@@ -98,7 +98,7 @@ impl<R: Routing> Simulation<R> {
         let list = self.core.q.take_passes();
         let mut done = Ok(());
         for &router in &list {
-            done = self.on_arb_wake(router);
+            done = if self.core.t.booksim { self.booksim_pass(router) } else { self.on_arb_wake(router) };
             if done.is_err() {
                 break;
             }

@@ -223,6 +223,7 @@ pub fn walk_pkt<R: Routing>(net: &Net, alg: &R, src: u32, dst: u32, seed: u64) -
         assert!(path.len() <= alg.max_hops() as usize, "hop bound exceeded: {path:?}");
         let (peer, pport) = net.topo.peer(router, port).expect("routed onto an unconnected port");
         pkt.hops += 1;
+        pkt.global_hops += (pport >= net.topo.first_global_port()) as u8; // as the engine's arrival
         router = peer;
         in_port = pport;
     }

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::adaptive::AdaptiveParams;
-use super::minimal::Minimal;
+use super::minimal::{Minimal, MinimalParams};
 use super::par::Par;
 use super::q_adaptive::QAdaptive;
 use super::q_routing::QRouting;
@@ -111,7 +111,7 @@ macro_rules! algorithms {
 
 // The one registration line per algorithm: names, parameter type, constructor.
 algorithms! {
-    "MIN" | "minimal" => NoParams => |cx: &BuildCtx, _| Ok::<_, Error>(Minimal::new(cx.topo)),
+    "MIN" | "minimal" => MinimalParams => |_: &BuildCtx, p| Ok::<_, Error>(Minimal::with_params(p)),
     "VALg" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_group()),
     "VALn" | "val" | "valiant" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_router()),
     "UGALg" | "ugal-3vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_group(p)),

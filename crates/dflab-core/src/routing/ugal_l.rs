@@ -10,6 +10,11 @@
 //!   gateway for a minimal path, `min_hops(S, I) + min_hops(I, D)` for a Valiant path through
 //!   the intermediate router I.
 //! * `b = routing.bias` in flits (default 0; positive favours minimal paths).
+//! * `routing.form = "booksim"` (an option): BookSim2 master's `ugal_dragonflynew` rule instead,
+//!   minimal iff `q_m <= 2·q_nm + 30 + b` (its `adaptive_threshold` is 30; the factor 2 stands
+//!   for the hop ratio), `q` the whole first port's used credits (`GetUsedCredit`, no VC
+//!   discrimination). With `intermediate = "any"` this is BookSim's UGAL: its random
+//!   intermediate node in the source or destination group leaves the packet minimal.
 //! * Candidates (default one of each): `routing.min_candidates` distinct gateways toward the
 //!   destination group (this router's own links if it has any, else any of the group's) and
 //!   `routing.nonmin_candidates` intermediate routers drawn by `routing.intermediate` (default:
@@ -56,7 +61,23 @@ pub struct UgalLParams {
     pub intermediate: Intermediate,
     /// Intra-group packets: direct, or the rule against a detour (`H_m = 1`, `H_nm = 2`).
     pub intra_group: IntraGroup,
+    /// The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`.
+    pub form: UgalForm,
 }
+
+/// The decision rule of UGAL-L.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UgalForm {
+    /// `q_m·H_m <= q_nm·H_nm + bias` (ICS'24 Algorithm 1).
+    #[default]
+    HopWeighted,
+    /// `q_m <= 2·q_nm + 30 + bias` on whole-port occupancies (BookSim2 master `ugal`).
+    Booksim,
+}
+
+/// BookSim2 master's `adaptive_threshold` (`networks/dragonfly.cpp`).
+const BOOKSIM_THRESHOLD: f64 = 30.0;
 
 impl Default for UgalLParams {
     fn default() -> UgalLParams {
@@ -66,6 +87,7 @@ impl Default for UgalLParams {
             nonmin_candidates: 1,
             intermediate: Intermediate::Outside,
             intra_group: IntraGroup::Minimal,
+            form: UgalForm::HopWeighted,
         }
     }
 }
@@ -175,9 +197,15 @@ impl UgalL {
         }
         let min = self.best_minimal(view, pkt, rng);
         if let Some((nm, ir)) = self.best_nonminimal(view, pkt, rng) {
-            let (q_m, q_nm) =
-                candidate_occupancy(view, min.port, nm.port, LAYOUT.vc.to_destination, LAYOUT.vc.to_group);
-            if !minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias) {
+            let minimal = match self.params.form {
+                UgalForm::HopWeighted => {
+                    let (q_m, q_nm) =
+                        candidate_occupancy(view, min.port, nm.port, LAYOUT.vc.to_destination, LAYOUT.vc.to_group);
+                    minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias)
+                }
+                UgalForm::Booksim => minimal_wins(min.q, 1, nm.q, 2, BOOKSIM_THRESHOLD + self.bias),
+            };
+            if !minimal {
                 LAYOUT.start_valiant(topo, pkt, ir);
                 return Hop { port: nm.port, vc: LAYOUT.vc.to_group };
             }
@@ -341,6 +369,29 @@ mod tests {
             let (path, pkt) = walk_pkt(&net, &alg, src, dst, seed);
             assert!(!pkt.nonminimal);
             assert_eq!(path[0].port, free);
+        }
+    }
+
+    /// BookSim2 master's rule: minimal iff `q_m <= 2·q_nm + 30`, whatever the path lengths, on
+    /// whole-port occupancies; a Valiant candidate behind the minimal port never wins.
+    #[test]
+    fn booksim_form_is_its_fixed_ratio_and_threshold() {
+        let booksim = |bias| UgalL::new(UgalLParams { form: UgalForm::Booksim, ..cfg(bias, 1) });
+        for (q_min, q_other, bias, diverts) in
+            [(30, 0, 0.0, false), (31, 0, 0.0, true), (70, 20, 0.0, false), (71, 20, 0.0, true), (71, 20, 1.0, false)]
+        {
+            let (net, min_port) = loaded(q_min, q_other);
+            let alg = booksim(bias);
+            let mut nonmin = 0;
+            for seed in 0..300 {
+                let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, seed);
+                // The minimal port's own Valiant candidates compare equal occupancies: minimal.
+                assert!(!(pkt.nonminimal && path[0].port == min_port), "q_min {q_min}, seed {seed}");
+                nonmin += pkt.nonminimal as u32;
+            }
+            // About 26 of 31 intermediate groups lie behind another port.
+            assert_eq!(nonmin > 200, diverts, "q_min {q_min}, q_other {q_other}, bias {bias}: {nonmin}");
+            assert!(nonmin == 0 || diverts, "q_min {q_min}: {nonmin}");
         }
     }
 }

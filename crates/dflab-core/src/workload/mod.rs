@@ -45,6 +45,13 @@ pub trait Workload: Send {
         false
     }
 
+    /// Whether every packet it sends has `network.packet_flits` flits (the engine then reads
+    /// no packet for its size, and the BookSim timing, which needs single-flit packets,
+    /// accepts it). The default: packets of several sizes.
+    fn uniform_packets(&self) -> bool {
+        false
+    }
+
     /// `pkt` (sent by this workload) reached its destination node now.
     fn on_delivered(&mut self, _cx: &mut WorkloadCtx, _pkt: &Packet) {}
 
@@ -159,6 +166,14 @@ impl Traffic {
 
     pub fn wants_deliveries(&self) -> bool {
         matches!(self, Traffic::Custom(w) if w.wants_deliveries())
+    }
+
+    /// Whether every packet has `network.packet_flits` flits (see [`Workload::uniform_packets`]).
+    pub fn uniform_packets(&self) -> bool {
+        match self {
+            Traffic::Synthetic(_) => true,
+            Traffic::Custom(w) => w.uniform_packets(),
+        }
     }
 
     pub fn finished(&self) -> bool {
