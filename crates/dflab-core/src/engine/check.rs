@@ -222,6 +222,15 @@ impl<R: Routing> Simulation<R> {
             busy += 1;
             let p = self.core.pkts.get(id);
             let oq = base + p.out_port as usize * vcs + p.out_vc as usize;
+            let (w, bit) = (r * f.iq.words + i / 64, 1u64 << (i % 64));
+            let bits = ((f.iq.va_bits[w] & bit != 0) as u8, (f.iq.active_bits[w] & bit != 0) as u8);
+            if base + f.iq.want[qi] as usize != oq || bits != ((state == VA) as u8, (state == ACTIVE) as u8) {
+                return self.fail(format!(
+                    "router {r}: input VC {i} (state {state}, bits {bits:?}) caches output VC {} for a head \
+                     routed to port {} VC {}",
+                    f.iq.want[qi], p.out_port, p.out_vc
+                ));
+            }
             let holds = f.iq.held[oq] == qi as u32;
             if !(state == VA && !holds || state == ACTIVE && holds) {
                 return self.fail(format!(

@@ -48,7 +48,7 @@
 
 use rand::Rng as _;
 
-use super::iq::{allocate_switch, allocate_vcs, SwitchAsk, ACTIVE, FREE, IDLE, VA};
+use super::iq::{allocate_switch, allocate_vcs, set_bits, SwitchAsk, ACTIVE, FREE, IDLE, VA};
 use super::PacketId;
 use crate::engine::core::Core;
 use crate::engine::event::Event;
@@ -78,10 +78,12 @@ impl<R: Routing> Simulation<R> {
             ))
             .into());
         }
-        self.route(router, port, id, hint)?;
+        let hop = self.route(router, port, id, hint)?;
         if self.fab.inq.len(qi) == 1 {
-            self.fab.iq.state[qi] = VA;
-            self.fab.iq.busy_vcs[router as usize] += 1;
+            let (r, i) = (router as usize, qi - router as usize * self.fab.radix * self.fab.vcs);
+            self.fab.iq.want[qi] = (hop.port as usize * self.fab.vcs + hop.vc as usize) as u16;
+            self.fab.iq.set_state(r, i, qi, VA);
+            self.fab.iq.busy_vcs[r] += 1;
         }
         let at = self.tick_after(self.core.now);
         self.wake_pass(router, at);
@@ -113,15 +115,15 @@ impl<R: Routing> Simulation<R> {
         if !single {
             self.booksim_switch(router);
         }
-        let vcs_won = self.booksim_vc_allocation(router);
+        self.booksim_vc_allocation(router);
         if single {
-            self.booksim_hold(router, &vcs_won);
+            self.booksim_hold(router);
         }
         self.booksim_switch_allocation(router)?;
         if single {
             self.booksim_switch(router);
         } else {
-            self.booksim_hold(router, &vcs_won);
+            self.booksim_hold(router);
         }
         Ok(())
     }
@@ -143,40 +145,40 @@ impl<R: Routing> Simulation<R> {
         self.fab.iq.xbar[r] = through;
     }
 
-    /// VC allocation's winners, as (output VC queue, input VC queue), on the state the step
-    /// began with.
-    fn booksim_vc_allocation(&mut self, router: u32) -> Vec<(u32, u32)> {
-        let (radix, vcs) = (self.fab.radix, self.fab.vcs);
-        let base = router as usize * radix * vcs;
-        let mut asks = Vec::new();
-        for i in 0..radix * vcs {
-            if self.fab.iq.state[base + i] != VA {
-                continue;
-            }
-            let id = self.fab.inq.front(base + i).expect("an input VC waiting for VC allocation has a head");
-            let p = self.core.pkts.get(id);
-            let o = p.out_port as usize * vcs + p.out_vc as usize;
-            if self.fab.iq.held[base + o] == FREE {
+    /// VC allocation on the state the step began with; its winners, as (output VC, input VC)
+    /// local to the router, are left in `iq.vc_won`.
+    fn booksim_vc_allocation(&mut self, router: u32) {
+        let (r, n) = (router as usize, self.fab.radix * self.fab.vcs);
+        let base = r * n;
+        let iq = &mut self.fab.iq;
+        iq.vc_won.clear();
+        let mut asks = std::mem::take(&mut iq.vc_asks);
+        asks.clear();
+        for i in set_bits(&iq.va_bits, r, iq.words) {
+            let o = iq.want[base + i] as usize;
+            if iq.held[base + o] == FREE {
                 asks.push((o as u32, i as u32));
             }
         }
-        if asks.is_empty() {
-            return asks;
+        if !asks.is_empty() {
+            let ptr = &iq.va_ptr[base..base + n];
+            allocate_vcs(&asks, n, |o| ptr[o as usize], &mut iq.vc_won);
+            for &(o, i) in &iq.vc_won {
+                iq.va_ptr[base + o as usize] = ((i as usize + 1) % n) as u32;
+            }
         }
-        let iq = &mut self.fab.iq;
-        let won = allocate_vcs(&mut asks, radix * vcs, |o| iq.va_ptr[base + o as usize]);
-        for &(o, i) in &won {
-            iq.va_ptr[base + o as usize] = ((i as usize + 1) % (radix * vcs)) as u32;
-        }
-        won
+        iq.vc_asks = asks;
     }
 
-    /// VC allocation's winners take their output VC.
-    fn booksim_hold(&mut self, router: u32, won: &[(u32, u32)]) {
-        let base = router as usize * self.fab.radix * self.fab.vcs;
-        for &(o, i) in won {
-            self.fab.iq.held[base + o as usize] = (base + i as usize) as u32;
-            self.fab.iq.state[base + i as usize] = ACTIVE;
+    /// VC allocation's winners (`iq.vc_won`) take their output VC.
+    fn booksim_hold(&mut self, router: u32) {
+        let r = router as usize;
+        let base = r * self.fab.radix * self.fab.vcs;
+        let iq = &mut self.fab.iq;
+        for k in 0..iq.vc_won.len() {
+            let (o, i) = iq.vc_won[k];
+            iq.held[base + o as usize] = (base + i as usize) as u32;
+            iq.set_state(r, i as usize, base + i as usize, ACTIVE);
         }
     }
 
@@ -184,18 +186,14 @@ impl<R: Routing> Simulation<R> {
     /// buffer (its credit goes upstream), takes its downstream credit, releases its output VC
     /// and crosses the crossbar.
     fn booksim_switch_allocation(&mut self, router: u32) -> Fallible {
-        let (radix, vcs) = (self.fab.radix, self.fab.vcs);
-        let (pbase, now) = (router as usize * radix, self.core.now);
-        let mut asks = Vec::new();
-        for i in 0..radix * vcs {
-            let qi = pbase * vcs + i;
-            if self.fab.iq.state[qi] != ACTIVE {
-                continue;
-            }
-            let id = self.fab.inq.front(qi).expect("an active input VC has a head");
-            let p = self.core.pkts.get(id);
-            let (out_port, out_vc) = (p.out_port, p.out_vc as usize);
-            let op = pbase + out_port as usize;
+        let (r, radix, vcs) = (router as usize, self.fab.radix, self.fab.vcs);
+        let (pbase, now, out_cap) = (r * radix, self.core.now, self.core.t.out_cap);
+        let base = pbase * vcs;
+        let mut asks = std::mem::take(&mut self.fab.iq.sw_asks);
+        asks.clear();
+        for i in set_bits(&self.fab.iq.active_bits, r, self.fab.iq.words) {
+            let o = self.fab.iq.want[base + i] as usize;
+            let (out_port, op) = (o / vcs, pbase + o / vcs);
             let out = &self.fab.ports[op];
             if out.class & 3 != 0 {
                 if out.peer.0 == NONE {
@@ -203,32 +201,41 @@ impl<R: Routing> Simulation<R> {
                         Error::Invariant(format!("router {router} routed onto unconnected port {out_port}")).into()
                     );
                 }
-                if !self.fab.credits.covers(op * vcs + out_vc, now, 1) {
+                if !self.fab.credits.covers(base + o, now, 1) {
                     continue;
                 }
             }
-            if self.fab.outq.len(op * vcs) >= self.core.t.out_cap {
+            if self.fab.outq.len(op * vcs) >= out_cap {
                 continue;
             }
-            asks.push(SwitchAsk { input: (i / vcs) as u16, output: out_port, vc: (i % vcs) as u8 });
+            asks.push(SwitchAsk { input: (i / vcs) as u16, output: out_port as u16, vc: (i % vcs) as u8 });
         }
         if asks.is_empty() {
+            self.fab.iq.sw_asks = asks;
             return Ok(());
         }
         let iq = &mut self.fab.iq;
         let ports = pbase..pbase + radix;
-        let won = allocate_switch(
+        let mut won = std::mem::take(&mut iq.sw_won);
+        allocate_switch(
             &mut asks,
             radix,
             vcs,
             &mut iq.sw_in_ptr[ports.clone()],
             &mut iq.sw_out_ptr[ports.clone()],
             &mut iq.sw_vc_ptr[ports],
+            &mut won,
         );
-        for a in won {
-            self.booksim_grant(router, a)?;
+        iq.sw_asks = asks;
+        let mut done = Ok(());
+        for &a in &won {
+            done = self.booksim_grant(router, a);
+            if done.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.fab.iq.sw_won = won;
+        done
     }
 
     /// The switch grant `a` of `router`.
@@ -238,7 +245,9 @@ impl<R: Routing> Simulation<R> {
         let (pi, op) = (self.fab.pidx(router, a.input), self.fab.pidx(router, a.output));
         let qi = pi * vcs + a.vc as usize;
         let id = self.fab.inq.pop(qi, 1).expect("a granted input VC has a head");
-        let oq = op * vcs + self.core.pkts.get(id).out_vc as usize;
+        let base = r * self.fab.radix * vcs;
+        let oq = base + self.fab.iq.want[qi] as usize;
+        debug_assert_eq!(oq, op * vcs + self.core.pkts.get(id).out_vc as usize);
         self.fab.iq.held[oq] = FREE;
         if self.fab.ports[op].class & 3 != 0 {
             self.fab.credits.take(oq, 1);
@@ -249,11 +258,16 @@ impl<R: Routing> Simulation<R> {
         }
         self.fab.iq.xbar[r].push((a.output, id));
         self.core.acct.traversals += 1;
-        if self.fab.inq.is_empty(qi) {
-            self.fab.iq.state[qi] = IDLE;
-            self.fab.iq.busy_vcs[r] -= 1;
-        } else {
-            self.fab.iq.state[qi] = VA;
+        match self.fab.inq.front(qi) {
+            None => {
+                self.fab.iq.set_state(r, qi - base, qi, IDLE);
+                self.fab.iq.busy_vcs[r] -= 1;
+            }
+            Some(next) => {
+                let p = self.core.pkts.get(next);
+                self.fab.iq.want[qi] = (p.out_port as usize * vcs + p.out_vc as usize) as u16;
+                self.fab.iq.set_state(r, qi - base, qi, VA);
+            }
         }
         if R::HOOKS.has(Hooks::DEPART) && !self.core.topo.is_host_port(a.input) {
             self.rt.alg.on_depart(&mut ctx!(self, router, a.input), self.core.pkts.get(id));
