@@ -1,14 +1,18 @@
-"""The per-pattern tables of docs/validation.md, from the side-by-side CSVs.
+"""The side-by-side tables of docs/validation.md, from the side-by-side CSVs.
 
-    .venv/bin/python validation/tables.py      # prints the Markdown of both tables
+    .venv/bin/python validation/tables.py      # prints the Markdown of the SST tables
+    .venv/bin/python validation/tables.py booksim   # ... of the BookSim table
 
 Reads validation/results/dflab_vs_sst_fork.csv (SST timing) and, for the link-busy mean column,
 validation/results/dflab_linkbusy_vs_sst_fork.csv; both are written by dflab_side_by_side.py.
+The BookSim table comes from validation/results/dflab_vs_booksim.csv
+(booksim_side_by_side.py).
 """
 
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -56,7 +60,42 @@ def line(r: dict[str, str], old: dict[str, str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+BOOKSIM_HEADER = (
+    "| nodes | routing | pattern | load | mean: BookSim / dflab (err) | p99: BookSim / dflab "
+    "| accepted: BookSim / dflab (Δ) | router hops: BookSim / dflab |\n"
+    "|---:|---|---|---:|---|---|---|---|"
+)
+
+
+def booksim_line(r: dict[str, str]) -> str:
+    if r["booksim_stable"] == "True":
+        mean = (
+            f"{float(r['booksim_mean']):.1f} / {float(r['dflab_mean']):.1f} ({pct(r['rel_mean'])})"
+        )
+        p99 = f"{r['booksim_p99']} / {float(r['dflab_p99']):.0f}"
+        hops = f"{float(r['booksim_hops']):.3f} / {float(r['dflab_hops']):.3f}"
+    else:
+        mean = f"aborted (unstable) / {float(r['dflab_mean']):.0f}"
+        p99, hops = "n/a", "n/a"
+    acc = (
+        f"{float(r['booksim_accepted']):.4f} / {float(r['dflab_accepted']):.4f} "
+        f"({signed(float(r['diff_accepted']), 4)})"
+    )
+    cells = [r["nodes"], f"{r['routing']} ({r['num_vcs']})", r["pattern"], r["offered_load"]]
+    return "| " + " | ".join([*cells, mean, p99, acc, hops]) + " |"
+
+
+def booksim_table() -> None:
+    with (RESULTS / "dflab_vs_booksim.csv").open() as f:
+        print(BOOKSIM_HEADER)
+        for r in csv.DictReader(f):
+            print(booksim_line(r))
+
+
 def main() -> None:
+    if sys.argv[1:] == ["booksim"]:
+        booksim_table()
+        return
     new, old = rows("dflab_vs_sst_fork.csv"), rows("dflab_linkbusy_vs_sst_fork.csv")
     for pattern in ("ur", "adv+1"):
         print(f"\n{pattern}\n\n{HEADER}")

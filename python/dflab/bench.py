@@ -58,7 +58,18 @@ def _link_busy(routing: str, pattern: str, load: float) -> dict[str, Any]:
     return _hpdc(routing, pattern, load, network={"timing": "link-busy"})
 
 
-# Network parameters of the qadaptive presets; only the topology, routing and windows differ.
+def _ics24(routing: str, pattern: str, load: float) -> dict[str, Any]:
+    """A scenario on the ugal-le-1056 network (BookSim timing: BookSim's input-queued router,
+    cycle by cycle): 10 µs warm-up, 20 µs measured."""
+    return {
+        "preset": "ugal-le-1056",
+        "routing": {"algorithm": routing},
+        "traffic": {"pattern": pattern, "load": load},
+        "run": {"warmup_us": 10.0, "measure_us": 20.0},
+    }
+
+
+# Network parameters of the presets; only the topology, routing and windows differ.
 SCENARIOS: dict[str, dict[str, Any]] = {
     "qadaptive-1056-ur0.5-MIN": _hpdc("MIN", "ur", 0.5),
     "qadaptive-1056-ur0.5-VALn": _hpdc("VALn", "ur", 0.5),
@@ -69,6 +80,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "link-busy-ur0.5-MIN": _link_busy("MIN", "ur", 0.5),
     "link-busy-ur0.5-PAR": _link_busy("PAR", "ur", 0.5),
     "link-busy-adv+1-0.4-Q-adaptive": _link_busy("Q-adaptive", "adv+1", 0.4),
+    "booksim-ur0.5-MIN": _ics24("MIN", "ur", 0.5),
+    "booksim-adv+1-0.4-UGAL-L": _ics24("UGAL-L", "adv+1", 0.4),
     "dfly-6-12-6-73-ur0.5-MIN": _hpdc(
         "MIN",
         "ur",

@@ -316,6 +316,17 @@ def test_ugal_le_presets_carry_the_ics24_booksim_setup() -> None:
         assert (net.local_latency_ns, net.global_latency_ns) == (10.0, 15.0)
         assert experiment.topology.arrangement == "absolute"
         assert (experiment.run.warmup_us, experiment.run.measure_us) == (30.0, 10.0)
+        # BookSim's input-queued router, its pipeline, unbounded output queues.
+        assert (net.timing, net.router_pipeline, net.credit_delay_cycles) == (
+            "booksim",
+            "standard",
+            2,
+        )
+        assert (net.input_latency_ns, net.output_latency_ns, net.output_buffer_flits) == (
+            0,
+            0,
+            1024,
+        )
 
 
 @pytest.mark.parametrize(
