@@ -1,4 +1,5 @@
-"""dflab within tolerance of the SST/Merlin Q-adaptive fork on `qadaptive-1056`.
+"""dflab within tolerance of the SST/Merlin Q-adaptive fork on `qadaptive-1056`, and of BookSim2
+on its dragonfly (the BookSim timing; at the end of this file).
 
 The reference values in tests/reference/sst_fork.csv are rows of
 validation/results/sst_fork_load.csv: each names the SST commit and the command that produced
@@ -56,3 +57,50 @@ def test_dflab_agrees_with_sst(row: dict[str, str]) -> None:
     assert s.latency_mean_ns == pytest.approx(sst_mean, rel=TOL_MEAN)
     assert s.latency_p99_ns == pytest.approx(sst_p99, rel=TOL_P99)
     assert s.accepted_load == pytest.approx(float(row["accepted_load"]), abs=TOL_ACCEPTED)
+
+
+# BookSim2 master on its dragonfly with k = 2 (validation/booksim/dfly_72.cfg): rows of
+# validation/results/booksim_small.csv with their commit and command. dflab runs the BookSim
+# timing with BookSim's numbers (docs/validation.md, "BookSim2"; 72 nodes, 15 + 5 µs = cycles,
+# about a second each). Tolerances: accepted load 0.005 on every row, saturated ones included
+# (seed 1 reads within 0.002; BookSim's MIN saturates at 0.84, dflab's link-busy router at
+# 0.80); below saturation (p99 inside BookSim's histogram) mean latency 1 % (seed 1 reads within
+# 0.4 %) and p99 3 %.
+BOOKSIM = Path(__file__).resolve().parents[1] / "reference" / "booksim.csv"
+BOOKSIM_ROWS = list(csv.DictReader(BOOKSIM.open()))
+BOOKSIM_NETWORK = {
+    "timing": "booksim", "flit_bytes": 64, "host_bw_gbps": 64, "local_bw_gbps": 64,
+    "global_bw_gbps": 64, "xbar_bw_gbps": 128, "input_buffer_flits": 256,
+    "output_buffer_flits": 1024, "host_latency_ns": 1, "local_latency_ns": 10,
+    "global_latency_ns": 100, "input_latency_ns": 0, "output_latency_ns": 0,
+}  # fmt: skip
+BOOKSIM_ROUTING = {
+    "min": {"algorithm": "MIN", "vcs": 2, "vc_layout": "booksim"},
+    "ugal": {"algorithm": "UGAL-L", "vcs": 4, "form": "booksim", "intermediate": "any"},
+}
+
+
+@pytest.mark.parametrize(
+    "row",
+    BOOKSIM_ROWS,
+    ids=[f"{r['routing']}-{r['pattern']}-{r['offered_load']}" for r in BOOKSIM_ROWS],
+)
+def test_dflab_booksim_timing_agrees_with_booksim(row: dict[str, str]) -> None:
+    assert row["command"].startswith("booksim validation/booksim/dfly_72.cfg")
+    experiment = {
+        "seed": 1,
+        "topology": {"p": 2, "a": 4, "h": 2, "arrangement": "absolute"},
+        "network": BOOKSIM_NETWORK,
+        "routing": BOOKSIM_ROUTING[row["routing"]],
+        "traffic": {
+            "pattern": {"uniform": "ur", "bad_dragon": "adv+1"}[row["pattern"]],
+            "load": float(row["offered_load"]),
+            "allow_self": True,
+        },
+        "run": {"warmup_us": 15.0, "measure_us": 5.0},
+    }
+    s = simulate(experiment).summary
+    assert s.accepted_load == pytest.approx(float(row["accepted_load"]), abs=0.005)
+    if row["p99_plat_cycles"] != "999+":
+        assert s.latency_mean_ns == pytest.approx(float(row["mean_plat_cycles"]), rel=0.01)
+        assert s.latency_p99_ns == pytest.approx(float(row["p99_plat_cycles"]), rel=0.03)
