@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 from dflab.config_types import Number, Pattern, Section, choice
 
 ENGINE_SEMANTICS = 2
-ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing')
+ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
     'VALg': (),
@@ -18,6 +18,7 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGALg': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'UGALn': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'UGAL-L': ('bias', 'form', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates'),
+    'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
@@ -70,24 +71,26 @@ class Network(Section):
 class Routing(Section):
     """The routing algorithm and its parameters; only the chosen algorithm's parameters apply."""
 
+    active_threshold: int | None = Field(None, ge=0, le=4294967295, description="A router's flow to a group is active with more packets than this in the window (ICS'24: 5 in BookSim, 3 in CODES). (Applies to UGAL-LE.)")
     adaptive_threshold: Number | None = Field(None, ge=0.0, description='Non-minimal iff `q_min > floor(adaptive_threshold · q_nm)` (UGALg, UGALn, PAR). (Applies to UGALg, UGALn, PAR.)')
-    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
-    bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L.)')
+    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
+    bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L, UGAL-LE.)')
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
-    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, PAR.)')
-    intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-G, PAR.)")
+    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, PAR.)')
+    intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, PAR.)")
     learning_rate: Number | None = Field(None, gt=0.0, le=1.0, description='α, the learning rate for targets below the current Q (good news). (Applies to Q-adaptive, Q-routing.)')
     learning_rate2: Number | None = Field(None, gt=0.0, le=1.0, description='β, the learning rate for targets at or above the current Q (bad news). (Applies to Q-adaptive, Q-routing.)')
     max_q: int | None = Field(None, ge=0, le=32, description='Router hops decided by the Q-table before minimal routing (VCs = max_q + 3). (Applies to Q-routing.)')
-    min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L.)')
-    nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L.)')
+    min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L, UGAL-LE.)')
+    nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
     q_thld1: Number | None = Field(None, description='Relative threshold at the source router. (Applies to Q-adaptive.)')
     q_thld2: Number | None = Field(None, description='Relative threshold at the first router of an intermediate group. (Applies to Q-adaptive.)')
     q_truncate: bool | None = Field(None, description="Truncate Q to whole ns after each update (the reference's int64 tables). (Applies to Q-adaptive, Q-routing.)")
     q_update: Annotated[str, AfterValidator(choice(('hysteretic', 'plain')))] | None = Field(None, description='Hysteretic (α/β) or plain (α only) update. (Applies to Q-adaptive, Q-routing.)')
     vc_layout: Annotated[str, AfterValidator(choice(('reference', 'booksim')))] | None = Field(None, description="Which VCs the hops take: the Q-adaptive reference code's, or BookSim2's. (Applies to MIN.)")
     vcs: int | None = Field(None, ge=1, le=64, description='Force the number of VCs; fewer than the algorithm needs are allowed (deadlock studies): its VCs above are folded onto the last.')
+    window_ns: Number | None = Field(None, gt=0.0, le=1000000000.0, description="The contention counters' sliding window (ICS'24: 500 cycles in BookSim, 500 ns in CODES). (Applies to UGAL-LE.)")
 
 
 class Traffic(Section):

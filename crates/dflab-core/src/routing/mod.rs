@@ -9,6 +9,7 @@
 //! compiled out. How to add an algorithm: `docs/dev/routing.md`.
 
 pub mod adaptive;
+pub mod contention;
 pub mod ctx;
 pub mod harness;
 pub mod minimal;
@@ -21,6 +22,7 @@ pub mod registry;
 pub mod ugal;
 pub mod ugal_global;
 pub mod ugal_l;
+pub mod ugal_le;
 pub mod valiant;
 pub mod vc;
 

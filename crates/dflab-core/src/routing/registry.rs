@@ -17,6 +17,7 @@ use super::q_table::{QAdaptiveParams, QParams, QRoutingParams};
 use super::ugal::Ugal;
 use super::ugal_global::{UgalGParams, UgalGlobal};
 use super::ugal_l::{UgalL, UgalLParams};
+use super::ugal_le::{UgalLe, UgalLeParams};
 use super::valiant::Valiant;
 use super::{BuildCtx, Routing};
 use crate::config::routing::param_keys;
@@ -117,6 +118,7 @@ algorithms! {
     "UGALg" | "ugal-3vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_group(p)),
     "UGALn" | "ugal-n" | "ugal-4vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_router(p)),
     "UGAL-L" => UgalLParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalL::new(p)),
+    "UGAL-LE" => UgalLeParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalLe::new(p)),
     "UGAL-G" => UgalGParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalGlobal::new(p)),
     "PAR" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Par::new(p)),
     "Q-adaptive" | "qadaptive" => QAdaptiveParams =>

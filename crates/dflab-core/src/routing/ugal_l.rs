@@ -109,6 +109,22 @@ struct Candidate {
     q: u32,
 }
 
+/// What UGAL-LE adds to a minimal candidate's estimate `q_m · H_m` (ICS'24 Algorithm 2): given
+/// `q_m` and whether the deciding router has its own global link to the destination group.
+pub(crate) trait MinimalPenalty {
+    fn penalty(&self, q_m: u32, direct: bool) -> f64;
+}
+
+/// UGAL-L itself: no penalty.
+pub(crate) struct NoPenalty;
+
+impl MinimalPenalty for NoPenalty {
+    #[inline(always)]
+    fn penalty(&self, _q_m: u32, _direct: bool) -> f64 {
+        0.0
+    }
+}
+
 impl Candidate {
     fn cost(&self) -> u64 {
         self.q as u64 * self.hops as u64
@@ -132,8 +148,9 @@ impl UgalL {
     }
 
     /// The best of `min_candidates` gateways toward the destination group, drawn without
-    /// replacement (selection sampling, no allocation).
-    fn best_minimal(&self, view: &RouterView, pkt: &Packet, rng: &mut Rng) -> Candidate {
+    /// replacement (selection sampling, no allocation), and whether they are this router's own
+    /// links.
+    fn best_minimal(&self, view: &RouterView, pkt: &Packet, rng: &mut Rng) -> (Candidate, bool) {
         let topo = view.topo;
         let gws = topo.gateways(view.group, topo.group_of(pkt.dst_router));
         let own = gws.iter().filter(|gw| gw.0 as u32 == view.index).count();
@@ -158,7 +175,7 @@ impl UgalL {
                 best = Some(c);
             }
         }
-        best.expect("every pair of groups is connected")
+        (best.expect("every pair of groups is connected"), own > 0)
     }
 
     /// The best of `nonmin_candidates` Valiant paths, with its intermediate router.
@@ -180,7 +197,15 @@ impl UgalL {
         best
     }
 
-    fn decide_at_source(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+    /// The source router's decision, with `extra`'s penalty on the minimal side (none for
+    /// UGAL-L itself).
+    pub(crate) fn decide_at_source(
+        &self,
+        view: &RouterView,
+        pkt: &mut Packet,
+        rng: &mut Rng,
+        extra: &impl MinimalPenalty,
+    ) -> Hop {
         let topo = view.topo;
         hdr_mut(pkt).phase = TO_DESTINATION;
         if view.group == topo.group_of(pkt.dst_router) {
@@ -195,13 +220,13 @@ impl UgalL {
                 |m, n| !minimal_wins(view.port_occupancy(m), 1, view.port_occupancy(n), 2, bias),
             );
         }
-        let min = self.best_minimal(view, pkt, rng);
+        let (min, direct) = self.best_minimal(view, pkt, rng);
         if let Some((nm, ir)) = self.best_nonminimal(view, pkt, rng) {
             let minimal = match self.params.form {
                 UgalForm::HopWeighted => {
                     let (q_m, q_nm) =
                         candidate_occupancy(view, min.port, nm.port, LAYOUT.vc.to_destination, LAYOUT.vc.to_group);
-                    minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias)
+                    minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias - extra.penalty(q_m, direct))
                 }
                 UgalForm::Booksim => minimal_wins(min.q, 1, nm.q, 2, BOOKSIM_THRESHOLD + self.bias),
             };
@@ -211,6 +236,13 @@ impl UgalL {
             }
         }
         Hop { port: min.port, vc: LAYOUT.vc.to_destination }
+    }
+}
+
+impl UgalL {
+    /// The hop after the source router (the Valiant layout's), shared with UGAL-LE.
+    pub(crate) fn next_hop(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
+        LAYOUT.next_hop(view, pkt, rng)
     }
 }
 
@@ -231,9 +263,9 @@ impl Routing for UgalL {
 
     fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
         if cx.view.is_source_router() && pkt.hops == 0 {
-            return self.decide_at_source(&cx.view, pkt, cx.rng);
+            return self.decide_at_source(&cx.view, pkt, cx.rng, &NoPenalty);
         }
-        LAYOUT.next_hop(&cx.view, pkt, cx.rng)
+        self.next_hop(&cx.view, pkt, cx.rng)
     }
 
     #[inline(always)]
