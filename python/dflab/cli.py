@@ -297,6 +297,95 @@ def sweep(
 
 
 @app.command()
+def saturation(
+    experiment: ExperimentArg = None,
+    routings: Annotated[str | None, typer.Option(help="Comma list, e.g. UGAL-L,UGAL-LE.")] = None,
+    traffics: Annotated[str | None, typer.Option(help="Comma list, e.g. ur,adv+1.")] = None,
+    seeds: Annotated[str | None, typer.Option(help="Comma list of seeds.")] = None,
+    range_: Annotated[
+        str, typer.Option("--range", help="Loads searched, LO:HI (both included).")
+    ] = "0.05:1.0",
+    step: Annotated[float, typer.Option(help="Spacing of the loads searched.")] = 0.01,
+    accept: Annotated[
+        float, typer.Option(help="Sustained: accepted >= ACCEPT x offered load.")
+    ] = 0.99,
+    max_latency_ns: Annotated[
+        float | None, typer.Option(help="Sustained also needs mean latency <= this (ns).")
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Points run in parallel (default: the CPUs).", show_default=False),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Result directory (default: results/NAME or file stem).")
+    ] = None,
+    set_: SetOpt = None,
+    preset: PresetOpt = None,
+) -> None:
+    """Find each routing's saturation load per pattern by bisection (docs/config.md)."""
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
+    lo_hi = range_.split(":")
+    try:
+        lo, hi = (float(x) for x in lo_hi)
+    except ValueError:
+        raise UserError(f"--range: '{range_}' is not LO:HI, e.g. 0.05:1.0") from None
+    base, spec = load_experiment_file(experiment, set_ or [], preset)
+    spec = _sweep_spec(spec, loads=None, routings=routings, traffics=traffics, seeds=seeds)
+
+    from dflab.outputs import check_output_dir
+    from dflab.saturation import Criterion, grid, rows, search
+    from dflab.store import Store, default_root
+    from dflab.sweep import Interrupted
+
+    criterion = Criterion(accept=accept, max_latency_ns=max_latency_ns)
+    loads = grid(lo, hi, step)
+    if out is None:
+        field = "name" if base.name else "experiment file" if experiment else "preset"
+        label = base.name or (experiment.stem if experiment is not None else base.preset)
+        out = default_root(f"{label}-saturation", field=field)
+    store = Store(check_output_dir("--out", out))
+    err = _err()
+    err.print(
+        f"saturation: {len(loads)} loads, {loads[0]:g} to {loads[-1]:g}; results in {store.root}"
+    )
+    try:
+        results = search(
+            base, spec, store, loads=loads, criterion=criterion, jobs=jobs, console=err
+        )
+    except Interrupted as exc:
+        print(f"error: {exc.message()}", file=sys.stderr)
+        raise typer.Exit(exc.exit_code) from None
+    from rich.table import Table
+
+    table = Table(title="saturation load (highest sustained offered load)")
+    for column in (
+        "routing",
+        "traffic",
+        "seeds",
+        "saturation",
+        "per seed",
+        "first not sustained",
+        "runs",
+    ):
+        table.add_column(column)
+    for row in rows(results):
+        load = "below range" if row["saturation_load"] is None else f"{row['saturation_load']:g}"
+        table.add_row(
+            row["routing"],
+            row["traffic"],
+            row["seeds"],
+            load,
+            row["per_seed"],
+            row["first_unsustained"],
+            str(row["runs"]),
+        )
+    _out().print(table)
+    print(f"table: {store.root / 'saturation.csv'}", file=sys.stderr)
+
+
+@app.command()
 def plot(
     directory: Annotated[Path, typer.Argument(help="Result directory of a sweep.")],
     out: Annotated[
