@@ -81,6 +81,17 @@ SetOpt = Annotated[
         help="Override a config key, e.g. --set network.packet_flits=4 (repeatable).",
     ),
 ]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Points run in parallel (default: the CPUs this process may use, "
+        f"{default_jobs()} here).",
+        show_default=False,
+    ),
+]
+OutOpt = Annotated[
+    Path | None, typer.Option(help="Result directory (default: results/NAME or file stem).")
+]
 PresetOpt = Annotated[
     str | None, typer.Option("--preset", help="Start from a named preset (see 'dflab presets').")
 ]
@@ -206,6 +217,26 @@ def _sweep_list(option: str, text: str) -> list[str]:
     return items
 
 
+def _jobs(jobs: int | None) -> int:
+    """--jobs, the CPUs by default, checked."""
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
+    return jobs
+
+
+def _store_root(out: Path | None, base: Any, experiment: Path | None, suffix: str = "") -> Path:
+    """--out, or results/ named after the experiment's name, file or preset (plus `suffix`)."""
+    from dflab.outputs import check_output_dir
+    from dflab.store import default_root
+
+    if out is None:
+        field = "name" if base.name else "experiment file" if experiment else "preset"
+        label = base.name or (experiment.stem if experiment is not None else base.preset)
+        out = default_root(f"{label}{suffix}", field=field)
+    return check_output_dir("--out", out)
+
+
 def _sweep_spec(spec: SweepSpec, **options: str | None) -> SweepSpec:
     """The file's [sweep] table with the command line's lists laid over it."""
     given: dict[str, Any] = {}
@@ -232,38 +263,22 @@ def sweep(
     routings: Annotated[str | None, typer.Option(help="Comma list, e.g. MIN,VALn.")] = None,
     traffics: Annotated[str | None, typer.Option(help="Comma list, e.g. ur,adv+1.")] = None,
     seeds: Annotated[str | None, typer.Option(help="Comma list of seeds.")] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            help="Points run in parallel (default: the CPUs this process may use, "
-            f"{default_jobs()} here).",
-            show_default=False,
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Result directory (default: results/NAME or file stem).")
-    ] = None,
+    jobs: JobsOpt = None,
+    out: OutOpt = None,
     set_: SetOpt = None,
     preset: PresetOpt = None,
 ) -> None:
     """Run routings x traffics x loads x seeds, resuming from what the result store holds."""
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs < 1:
-        raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
+    jobs = _jobs(jobs)
     base, spec = load_experiment_file(experiment, set_ or [], preset)
     spec = _sweep_spec(spec, loads=loads, routings=routings, traffics=traffics, seeds=seeds)
 
-    from dflab.outputs import check_output_dir
     from dflab.report import sweep_table
-    from dflab.store import Store, default_root
+    from dflab.store import Store
     from dflab.sweep import Interrupted, expand, prepare_store, run_sweep
     from dflab.sweep_progress import sweep_progress
 
-    if out is None:
-        field = "name" if base.name else "experiment file" if experiment else "preset"
-        label = base.name or (experiment.stem if experiment is not None else base.preset)
-        out = default_root(str(label), field=field)
-    store = Store(check_output_dir("--out", out))
+    store = Store(_store_root(out, base, experiment))
     points = expand(base, spec)
     err = _err()
     prepare_store(points, store, sweep_progress(err))  # refusals before any output
@@ -312,20 +327,13 @@ def saturation(
     max_latency_ns: Annotated[
         float | None, typer.Option(help="Sustained also needs mean latency <= this (ns).")
     ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(help="Points run in parallel (default: the CPUs).", show_default=False),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Result directory (default: results/NAME or file stem).")
-    ] = None,
+    jobs: JobsOpt = None,
+    out: OutOpt = None,
     set_: SetOpt = None,
     preset: PresetOpt = None,
 ) -> None:
     """Find each routing's saturation load per pattern by bisection (docs/config.md)."""
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs < 1:
-        raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
+    jobs = _jobs(jobs)
     lo_hi = range_.split(":")
     try:
         lo, hi = (float(x) for x in lo_hi)
@@ -334,18 +342,13 @@ def saturation(
     base, spec = load_experiment_file(experiment, set_ or [], preset)
     spec = _sweep_spec(spec, loads=None, routings=routings, traffics=traffics, seeds=seeds)
 
-    from dflab.outputs import check_output_dir
     from dflab.saturation import Criterion, grid, rows, search
-    from dflab.store import Store, default_root
+    from dflab.store import Store
     from dflab.sweep import Interrupted
 
     criterion = Criterion(accept=accept, max_latency_ns=max_latency_ns)
     loads = grid(lo, hi, step)
-    if out is None:
-        field = "name" if base.name else "experiment file" if experiment else "preset"
-        label = base.name or (experiment.stem if experiment is not None else base.preset)
-        out = default_root(f"{label}-saturation", field=field)
-    store = Store(check_output_dir("--out", out))
+    store = Store(_store_root(out, base, experiment, "-saturation"))
     err = _err()
     err.print(
         f"saturation: {len(loads)} loads, {loads[0]:g} to {loads[-1]:g}; results in {store.root}"

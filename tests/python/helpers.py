@@ -87,3 +87,14 @@ class InlineExecutor(Executor):
 
 def inline_executor(jobs: int) -> Executor:
     return InlineExecutor()
+
+
+# BookSim2's dragonfly in dflab's BookSim timing (validation/booksim/dfly_*.cfg): 1 cycle = 1 ns
+# = one 64 B flit on every link, channels 1 / 10 / 100 cycles, 256-flit VC buffers, speedup 2,
+# an output queue that never fills.
+BOOKSIM_NETWORK = {
+    "timing": "booksim", "flit_bytes": 64, "host_bw_gbps": 64, "local_bw_gbps": 64,
+    "global_bw_gbps": 64, "xbar_bw_gbps": 128, "input_buffer_flits": 256,
+    "output_buffer_flits": 1024, "host_latency_ns": 1, "local_latency_ns": 10,
+    "global_latency_ns": 100, "input_latency_ns": 0, "output_latency_ns": 0,
+}  # fmt: skip

@@ -13,6 +13,7 @@ import pytest
 
 from dflab.config import ENGINE_SEMANTICS, Experiment, without_later_defaults
 from dflab.loading import load_experiment, preset, validate
+from helpers import BOOKSIM_NETWORK
 
 # Every string field's alternative value; a new string field fails the sensitivity test below
 # until it is added here, which is the point: each field must reach the hash.
@@ -33,12 +34,6 @@ NOT_HASHED = {"name", "run.check"}
 # Keys that only apply with the BookSim timing (refused with the base's link-busy timing):
 # their own test changes them on a BookSim network.
 BOOKSIM_ONLY = {"network.router_pipeline", "network.credit_delay_cycles"}
-BOOKSIM_NETWORK = {
-    "timing": "booksim", "flit_bytes": 64, "host_bw_gbps": 64, "local_bw_gbps": 64,
-    "global_bw_gbps": 64, "xbar_bw_gbps": 128, "input_buffer_flits": 256,
-    "output_buffer_flits": 1024, "host_latency_ns": 1, "local_latency_ns": 10,
-    "global_latency_ns": 100, "input_latency_ns": 0, "output_latency_ns": 0,
-}  # fmt: skip
 # The hash of the all-defaults experiment under this engine semantics.
 GOLDEN = "3f75e359fb63a2f8"
 BASE = {

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from dflab.api import simulate
+from helpers import BOOKSIM_NETWORK
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "sst_fork.csv"
 ROWS = list(csv.DictReader(REFERENCE.open()))
@@ -68,12 +69,6 @@ def test_dflab_agrees_with_sst(row: dict[str, str]) -> None:
 # 0.4 %) and p99 3 %.
 BOOKSIM = Path(__file__).resolve().parents[1] / "reference" / "booksim.csv"
 BOOKSIM_ROWS = list(csv.DictReader(BOOKSIM.open()))
-BOOKSIM_NETWORK = {
-    "timing": "booksim", "flit_bytes": 64, "host_bw_gbps": 64, "local_bw_gbps": 64,
-    "global_bw_gbps": 64, "xbar_bw_gbps": 128, "input_buffer_flits": 256,
-    "output_buffer_flits": 1024, "host_latency_ns": 1, "local_latency_ns": 10,
-    "global_latency_ns": 100, "input_latency_ns": 0, "output_latency_ns": 0,
-}  # fmt: skip
 BOOKSIM_ROUTING = {
     "min": {"algorithm": "MIN", "vcs": 2, "vc_layout": "booksim"},
     "ugal": {"algorithm": "UGAL-L", "vcs": 4, "form": "booksim", "intermediate": "any"},
