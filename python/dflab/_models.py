@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 from dflab.config_types import Number, Pattern, Section, choice
 
 ENGINE_SEMANTICS = 2
-ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing')
+ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'PAR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
     'VALg': (),
@@ -20,6 +20,7 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGAL-L': ('bias', 'form', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates'),
     'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
+    'UGAL-G-path': ('intermediate',),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
     'Q-routing': ('epsilon', 'learning_rate', 'learning_rate2', 'max_q', 'q_truncate', 'q_update'),
@@ -52,12 +53,15 @@ class Network(Section):
 
     credit_delay_cycles: int = Field(2, ge=0, le=1000, description='With `timing = "booksim"`: BookSim\'s `credit_delay`, cycles between a credit\'s arrival and its use by the upstream router.')
     flit_bytes: int = Field(128, ge=1, le=4294967295, description='Bytes of a flit.')
+    global_buffer_flits: int | None = Field(None, ge=1, le=4294967295, description='Capacity of each input VC buffer fed by a global link; unset: `input_buffer_flits`.')
     global_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links between groups.')
     global_latency_ns: Number = Field(300.0, ge=0.0, le=1000000000.0, description='Latency of a link between groups.')
+    host_buffer_flits: int | None = Field(None, ge=1, le=4294967295, description="Capacity of each input VC buffer of a router's host ports (the injection side); unset: `input_buffer_flits`.")
     host_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links between nodes and routers.')
     host_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description='Latency of a node-router link.')
-    input_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each input VC buffer.')
+    input_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each input VC buffer (of every link class without its own size below).')
     input_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description="Latency of a router's input stage.")
+    local_buffer_flits: int | None = Field(None, ge=1, le=4294967295, description='Capacity of each input VC buffer fed by a local (intra-group) link; unset: `input_buffer_flits`.')
     local_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links inside a group.')
     local_latency_ns: Number = Field(30.0, ge=0.0, le=1000000000.0, description='Latency of a link inside a group.')
     output_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each output VC buffer.')
@@ -73,11 +77,11 @@ class Routing(Section):
 
     active_threshold: int | None = Field(None, ge=0, le=4294967295, description="A router's flow to a group is active with more packets than this in the window (ICS'24: 5 in BookSim, 3 in CODES). (Applies to UGAL-LE.)")
     adaptive_threshold: Number | None = Field(None, ge=0.0, description='Non-minimal iff `q_min > floor(adaptive_threshold · q_nm)` (UGALg, UGALn, PAR). (Applies to UGALg, UGALn, PAR.)')
-    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
+    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
     bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L, UGAL-LE.)')
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
-    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, PAR.)')
+    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, PAR.)')
     intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, PAR.)")
     learning_rate: Number | None = Field(None, gt=0.0, le=1.0, description='α, the learning rate for targets below the current Q (good news). (Applies to Q-adaptive, Q-routing.)')
     learning_rate2: Number | None = Field(None, gt=0.0, le=1.0, description='β, the learning rate for targets at or above the current Q (bad news). (Applies to Q-adaptive, Q-routing.)')

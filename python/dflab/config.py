@@ -62,6 +62,9 @@ LATER_DEFAULTS: dict[str, Any] = {
     "network.credit_delay_cycles": 2,
     "routing.form": "hop-weighted",
     "routing.vc_layout": "reference",
+    "network.host_buffer_flits": None,
+    "network.local_buffer_flits": None,
+    "network.global_buffer_flits": None,
 }
 
 

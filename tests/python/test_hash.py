@@ -197,3 +197,15 @@ def test_booksim_keys_are_later_keys() -> None:
     single_cycle = {**BOOKSIM_NETWORK, "router_pipeline": "single-cycle"}
     single = validate(Experiment, {"network": single_cycle})
     assert booksim.content_hash() != single.content_hash()
+
+
+def test_per_class_buffers_are_later_keys_and_reach_the_hash() -> None:
+    # Unset (every class uses input_buffer_flits) keeps every existing key; a class's own size
+    # is another simulation; the common size written out for a class is the common size.
+    assert Experiment().content_hash() == GOLDEN
+    for key in ("host_buffer_flits", "local_buffer_flits", "global_buffer_flits"):
+        assert validate(Experiment, {"network": {key: 20}}).content_hash() == GOLDEN, key
+        assert validate(Experiment, {"network": {key: 10}}).content_hash() != GOLDEN, key
+    a = validate(Experiment, {"network": {"local_buffer_flits": 10}}).content_hash()
+    b = validate(Experiment, {"network": {"global_buffer_flits": 10}}).content_hash()
+    assert a != b

@@ -87,6 +87,31 @@ fn invariants_hold_with_sst_timing() {
     assert_eq!(runs, 24);
 }
 
+/// Input buffers of another size per link class (host 6, local 5, global 12 flits; packets of
+/// 3 and 2 flits): run.check conserves each link's credits against its own buffer, in both
+/// timings and under every routing family, past saturation.
+#[test]
+fn invariants_hold_with_per_class_buffers() {
+    for timing in [dflab_core::config::PortTiming::LinkBusy, dflab_core::config::PortTiming::Sst] {
+        for alg in ["MIN", "VALn", "UGAL-L", "PAR", "Q-adaptive"] {
+            for (pat, load) in [("ur", 0.8), ("adv+1", 0.9)] {
+                let mut e = small(2, 4, 2, 1, Arrangement::Absolute);
+                e.network.timing = timing;
+                e.network.packet_flits = if timing == dflab_core::config::PortTiming::Sst { 2 } else { 3 };
+                e.network.input_buffer_flits = 99; // overridden for every class
+                (e.network.host_buffer_flits, e.network.local_buffer_flits, e.network.global_buffer_flits) =
+                    (Some(6), Some(5), Some(12));
+                e.network.output_buffer_flits = 6;
+                e.routing.algorithm = alg.into();
+                e.traffic.pattern = pat.into();
+                e.traffic.load = load;
+                let r = dflab_core::simulate(&e).unwrap_or_else(|err| panic!("{timing:?} {alg} {pat}: {err}"));
+                assert!(r.summary.packets_delivered > 0, "{timing:?} {alg} {pat}");
+            }
+        }
+    }
+}
+
 #[test]
 fn watchdog_reports_where_a_one_vc_valiant_network_deadlocks() {
     // VALn needs 4 VCs; on 1 VC with tiny buffers the channel dependency cycle closes.

@@ -9,6 +9,12 @@ use crate::error::{Error, Result};
 use crate::units::{ns_to_ps, transfer_ps, Time};
 
 impl NetworkConfig {
+    /// The input VC buffer of each link class (host, local, global), in flits.
+    pub fn input_buffers(&self) -> [u32; 3] {
+        let or = |c: Option<u32>| c.unwrap_or(self.input_buffer_flits);
+        [or(self.host_buffer_flits), or(self.local_buffer_flits), or(self.global_buffer_flits)]
+    }
+
     /// BookSim's cycle: one flit on a link (all links have the same bandwidth when valid).
     pub fn booksim_cycle(&self) -> Time {
         transfer_ps(self.flit_bytes as u64, self.host_bw_gbps)

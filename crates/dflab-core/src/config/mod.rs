@@ -115,9 +115,20 @@ pub struct NetworkConfig {
     /// Bandwidth of a crossbar port (speedup = crossbar / link bandwidth).
     #[schemars(extend("exclusiveMinimum" = 0.0))]
     pub xbar_bw_gbps: f64,
-    /// Capacity of each input VC buffer.
+    /// Capacity of each input VC buffer (of every link class without its own size below).
     #[schemars(range(min = 1))]
     pub input_buffer_flits: u32,
+    /// Capacity of each input VC buffer of a router's host ports (the injection side); unset:
+    /// `input_buffer_flits`.
+    #[schemars(range(min = 1))]
+    pub host_buffer_flits: Option<u32>,
+    /// Capacity of each input VC buffer fed by a local (intra-group) link; unset:
+    /// `input_buffer_flits`.
+    #[schemars(range(min = 1))]
+    pub local_buffer_flits: Option<u32>,
+    /// Capacity of each input VC buffer fed by a global link; unset: `input_buffer_flits`.
+    #[schemars(range(min = 1))]
+    pub global_buffer_flits: Option<u32>,
     /// Capacity of each output VC buffer.
     #[schemars(range(min = 1))]
     pub output_buffer_flits: u32,
@@ -191,6 +202,9 @@ impl Default for NetworkConfig {
             global_bw_gbps: 4.0,
             xbar_bw_gbps: 40.0,
             input_buffer_flits: 20,
+            host_buffer_flits: None,
+            local_buffer_flits: None,
+            global_buffer_flits: None,
             output_buffer_flits: 20,
             host_latency_ns: 10.0,
             local_latency_ns: 30.0,
@@ -383,8 +397,12 @@ impl Experiment {
         schema::check_ranges(&value, experiment_schema(), "")?;
         let topo = crate::topology::Topology::new(&self.topology)?;
         let n = &self.network;
+        let [host, local, global] = n.input_buffers();
         for (field, cap) in [
             ("network.input_buffer_flits", n.input_buffer_flits),
+            ("network.host_buffer_flits", host),
+            ("network.local_buffer_flits", local),
+            ("network.global_buffer_flits", global),
             ("network.output_buffer_flits", n.output_buffer_flits),
         ] {
             if cap < n.packet_flits {
@@ -427,6 +445,13 @@ impl Experiment {
         c.topology.links_per_pair = Some(topo.l);
         c.routing.algorithm = canonical_algorithm(&self.routing.algorithm)?.to_string();
         c.routing.params = crate::routing::registry::effective_params(self)?;
+        // A class's buffer written out as the common size is the common size.
+        let n = &mut c.network;
+        for class in [&mut n.host_buffer_flits, &mut n.local_buffer_flits, &mut n.global_buffer_flits] {
+            if *class == Some(n.input_buffer_flits) {
+                *class = None;
+            }
+        }
         c.traffic.pattern = PatternSpec::Short(self.traffic.pattern.parse("traffic.pattern", &topo)?.canonical());
         for (i, ph) in c.traffic.phases.iter_mut().enumerate() {
             if let Some(p) = &ph.pattern {

@@ -117,11 +117,12 @@ impl<R: Routing> Simulation<R> {
             let pi = r * radix + port;
             for vc in 0..vcs {
                 let qi = pi * vcs + vc;
-                if f.inq.flits(qi) > t.in_cap || f.credits.out_flits(qi) > t.out_cap {
+                let in_cap = t.in_caps[f.ports[pi].class as usize % 3];
+                if f.inq.flits(qi) > in_cap || f.credits.out_flits(qi) > t.out_cap {
                     return self.fail(format!(
                         "buffer over capacity at router {r} port {port} VC {vc}: input {}/{}, output {}/{}",
                         f.inq.flits(qi),
-                        t.in_cap,
+                        in_cap,
                         f.credits.out_flits(qi),
                         t.out_cap
                     ));
@@ -168,12 +169,13 @@ impl<R: Routing> Simulation<R> {
                 let (free, returning) = f.credits.parts(qi);
                 let wire = self.core.check.inflight_flits[qi];
                 let total = free + wire + f.inq.flits(down) + returning;
-                if total != t.in_cap {
+                let cap = f.credits.cap_of(qi);
+                if total != cap || cap != t.in_caps[f.ports[pi].class as usize % 3] {
                     return self.fail(format!(
                         "credits not conserved on router {r} port {port} VC {vc}: free {free} + on wire {wire} + \
                          downstream {} + returning {returning} != {}",
                         f.inq.flits(down),
-                        t.in_cap
+                        cap
                     ));
                 }
             }
@@ -192,10 +194,10 @@ impl<R: Routing> Simulation<R> {
                 let (free, returning) = self.core.nic.credits.parts(n * nic_vcs + vc);
                 total += free + f.inq.flits(down + vc) + returning;
             }
-            if total != nic_vcs as u32 * t.in_cap {
+            if total != nic_vcs as u32 * t.in_caps[0] {
                 return self.fail(format!(
                     "credits not conserved on the injection link of node {n}: {total} != {}",
-                    nic_vcs as u32 * t.in_cap
+                    nic_vcs as u32 * t.in_caps[0]
                 ));
             }
         }
@@ -326,7 +328,7 @@ impl<R: Routing> Simulation<R> {
                 self.describe_port(r as u32, p.out_port),
                 p.out_vc,
                 f.credits.free_at(oi, self.core.now),
-                t.in_cap
+                f.credits.cap_of(oi)
             ));
         }
         msg

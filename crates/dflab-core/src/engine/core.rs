@@ -106,7 +106,7 @@ impl Core {
             now: 0,
             // Growing the arena one doubling at a time would copy every packet.
             pkts: PacketArena::with_capacity(nodes * PACKETS_RESERVED_PER_NODE),
-            nic: Nics::new(nodes, t.in_cap, cfg.seed),
+            nic: Nics::new(nodes, t.in_caps[0], cfg.seed),
             stats,
             probes,
             acct: Accounting::default(),

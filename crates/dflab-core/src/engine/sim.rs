@@ -153,7 +153,7 @@ impl<R: Routing> Simulation<R> {
                  \"link-busy\", \"sst\"",
             ));
         }
-        let mut fab = Fabric::new(&topo, vcs, t.in_cap, t.out_cap);
+        let mut fab = Fabric::new(&topo, vcs, t.in_caps, t.out_cap);
         if t.booksim {
             fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);
         }
@@ -184,7 +184,7 @@ impl<R: Routing> Simulation<R> {
         let cross = topo.g > 1 && lookahead > 0;
         let window = if cross { lookahead } else { us_to_ps(1.0) };
         let parts = Partitions::new(1, topo.g, topo.a, window, peer_groups(&topo, &fab));
-        let in_cap = t.in_cap;
+        let in_cap = t.in_caps[0];
         let mut core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
         if core.t.booksim {
             core.nic.per_vc(vcs, in_cap);

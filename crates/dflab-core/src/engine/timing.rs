@@ -57,7 +57,9 @@ pub struct Timing {
     /// timing a packet is whole downstream `output + link + input` after its send: no
     /// serialisation term (the port's timer charged it before the send).
     pub link: ClassTimes,
-    /// Buffer capacities in flits.
+    /// Buffer capacities in flits: the input VC buffers of each link class (host, local,
+    /// global; `network.*_buffer_flits`), their largest, and the output VC buffers.
+    pub in_caps: [u32; 3],
     pub in_cap: u32,
     pub out_cap: u32,
     /// Start and end of the measurement window.
@@ -120,7 +122,8 @@ impl Timing {
                 ser_on_link(2) + out_lat + link_lat[2] + in_lat,
                 0,
             ],
-            in_cap: n.input_buffer_flits,
+            in_caps: n.input_buffers(),
+            in_cap: n.input_buffers().into_iter().max().unwrap_or(n.input_buffer_flits),
             out_cap: n.output_buffer_flits,
             warm,
             end,

@@ -71,7 +71,8 @@ impl<R: Routing> Simulation<R> {
         qi: usize,
         hint: HopHint,
     ) -> Fallible {
-        if self.fab.inq.flits(qi) + 1 > self.core.t.in_cap || !self.fab.inq.push(qi, id, 1) {
+        let cap = self.core.t.in_caps[self.fab.ports[qi / self.fab.vcs].class as usize % 3];
+        if self.fab.inq.flits(qi) + 1 > cap || !self.fab.inq.push(qi, id, 1) {
             return Err(Error::Invariant(format!(
                 "input buffer overflow at router {router} port {port} VC {vc} ({} flits)",
                 self.fab.inq.flits(qi)

@@ -10,7 +10,12 @@
 use crate::units::Time;
 
 pub struct CreditLedger {
+    /// The largest downstream buffer (the ring's length per VC queue).
     cap: u32,
+    /// Downstream buffer per link class (host, local, global), and each queue's class when they
+    /// differ (empty when every buffer holds `cap`).
+    caps: [u32; 4],
+    queue_class: Vec<u8>,
     /// Free credits already absorbed, the newest pending return and the ring position of the
     /// older ones, per VC queue, side by side so that one cache line serves a lookup.
     state: Vec<State>,
@@ -112,7 +117,39 @@ impl CreditLedger {
     /// `queues` VC queues whose downstream buffers hold `cap` flits.
     pub fn new(queues: usize, cap: u32) -> CreditLedger {
         let empty = State { newest: 0, free: cap, pending: 0, head: 0, len: 0, out_flits: 0, watched: false };
-        CreditLedger { cap, state: vec![empty; queues], ring: vec![0; queues * cap as usize] }
+        CreditLedger {
+            cap,
+            caps: [cap; 4],
+            queue_class: Vec::new(),
+            state: vec![empty; queues],
+            ring: vec![0; queues * cap as usize],
+        }
+    }
+
+    /// `queues` VC queues whose downstream buffers hold `caps[class_of(q)]` flits, by link class
+    /// (0 host, 1 local, 2 global).
+    pub fn with_classes(queues: usize, caps: [u32; 3], class_of: impl Fn(usize) -> u8) -> CreditLedger {
+        let cap = caps.into_iter().max().unwrap_or(0);
+        let mut ledger = CreditLedger::new(queues, cap);
+        if caps.iter().all(|&c| c == cap) {
+            return ledger;
+        }
+        ledger.caps = [caps[0], caps[1], caps[2], cap];
+        ledger.queue_class = (0..queues).map(&class_of).collect();
+        for q in 0..queues {
+            ledger.state[q].free = ledger.cap_of(q);
+        }
+        ledger
+    }
+
+    /// The downstream buffer of VC queue `q`, in flits.
+    #[inline(always)]
+    pub fn cap_of(&self, q: usize) -> u32 {
+        if self.queue_class.is_empty() {
+            self.cap
+        } else {
+            self.caps[self.queue_class[q] as usize & 3]
+        }
     }
 
     /// Prefetch the state line of VC `q` (see [`crate::prefetch`]).
@@ -265,7 +302,7 @@ impl CreditLedger {
     /// (ejection ports keep full credits, so theirs is the output buffer alone).
     #[inline]
     pub fn occupancy(&self, q: usize, now: Time) -> u32 {
-        self.state[q].out_flits + (self.cap - self.free_at(q, now))
+        self.state[q].out_flits + (self.cap_of(q) - self.free_at(q, now))
     }
 
     /// Mark (or unmark) the queue's sender as waiting for a return. The flag lives with the
@@ -310,6 +347,23 @@ impl CreditLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Per-class buffers: each queue starts with its class's credits, occupancy counts against
+    /// them, and returns fill them back; one size for every class keeps the plain ledger.
+    #[test]
+    fn queues_of_each_class_count_against_their_own_buffer() {
+        let mut l = CreditLedger::with_classes(3, [8, 4, 16], |q| q as u8);
+        assert_eq!((l.cap_of(0), l.cap_of(1), l.cap_of(2), l.capacity()), (8, 4, 16, 16));
+        assert_eq!((l.free_at(1, 0), l.occupancy(1, 0), l.occupancy(2, 0)), (4, 0, 0));
+        l.take(1, 3);
+        l.take(2, 3);
+        assert_eq!((l.occupancy(1, 0), l.occupancy(2, 0)), (3, 3));
+        assert!(!l.covers(1, 0, 2) && l.covers(2, 0, 13));
+        l.give_back(1, 0, 10, 3);
+        assert_eq!((l.occupancy(1, 9), l.occupancy(1, 10), l.free_at(1, 10)), (3, 0, 4));
+        let uniform = CreditLedger::with_classes(3, [5, 5, 5], |q| q as u8);
+        assert!(uniform.queue_class.is_empty() && uniform.cap_of(2) == 5);
+    }
 
     #[test]
     fn returns_count_only_once_arrived() {

@@ -162,8 +162,10 @@ pub struct Fabric {
 }
 
 impl Fabric {
-    /// The routers of `topo` with `vcs` VCs per port and buffers of `in_cap` / `out_cap` flits.
-    pub fn new(topo: &Topology, vcs: usize, in_cap: u32, out_cap: u32) -> Fabric {
+    /// The routers of `topo` with `vcs` VCs per port, input VC buffers of `in_caps` flits per
+    /// link class (host, local, global) and output VC buffers of `out_cap`.
+    pub fn new(topo: &Topology, vcs: usize, in_caps: [u32; 3], out_cap: u32) -> Fabric {
+        let in_cap = in_caps.into_iter().max().unwrap_or(0);
         let radix = topo.radix;
         let routers = topo.routers();
         let queues = routers * radix * vcs;
@@ -184,7 +186,10 @@ impl Fabric {
             inq: PacketQueues::new(queues, in_cap),
             outq: PacketQueues::new(queues, out_cap),
             // Ejection ports have no downstream buffer: their credits stay full and are unused.
-            credits: CreditLedger::new(queues, in_cap),
+            // An output VC's credits are its link's downstream input buffer, of the link's class.
+            credits: CreditLedger::with_classes(queues, in_caps, |q| {
+                class_index(topo.class_of_port(((q / vcs) % radix) as u16)) as u8
+            }),
             lru: vec![0; queues],
             lru_clock: 0,
             // One request per input VC, but during an arbitration pass a granted entry keeps its

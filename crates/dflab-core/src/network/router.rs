@@ -83,11 +83,11 @@ impl<R: Routing> Simulation<R> {
             }
             return Ok(());
         }
-        if self.fab.inq.flits(qi) + flits > self.core.t.in_cap {
+        let cap = self.core.t.in_caps[inp.class as usize % 3];
+        if self.fab.inq.flits(qi) + flits > cap {
             return Err(Error::Invariant(format!(
-                "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {} flits)",
+                "input buffer overflow at router {router} port {port} VC {vc} ({} + {flits} > {cap} flits)",
                 self.fab.inq.flits(qi),
-                self.core.t.in_cap
             ))
             .into());
         }
