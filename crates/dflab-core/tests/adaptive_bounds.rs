@@ -14,8 +14,16 @@ use dflab_core::routing::registry::declared_bounds;
 use dflab_core::topology::Topology;
 
 /// (name, VCs, max router hops)
-const BOUNDS: [(&str, usize, usize); 6] =
-    [("MIN", 2, 3), ("UGALg", 3, 5), ("UGALn", 4, 6), ("UGAL-L", 4, 6), ("UGAL-G", 3, 5), ("PAR", 5, 7)];
+const BOUNDS: [(&str, usize, usize); 8] = [
+    ("MIN", 2, 3),
+    ("UGALg", 3, 5),
+    ("UGALn", 4, 6),
+    ("UGAL-L", 4, 6),
+    ("UGAL-LE", 4, 6),
+    ("UGAL-G", 3, 5),
+    ("UGAL-G-path", 4, 6),
+    ("PAR", 5, 7),
+];
 
 fn small(p: usize, a: usize, h: usize, l: usize, arr: Arrangement) -> Experiment {
     common::small(p, a, h, l, arr, 2.0, 5.0)
@@ -91,7 +99,7 @@ fn qadaptive_1056_stays_within_bounds_under_adversarial_load() {
 fn intra_group_detours_happen_only_when_asked() {
     // ADVl: all traffic goes to the next router of the group, p = 2 nodes per router share one
     // local link, so at load 0.9 the direct link is oversubscribed (1.8x).
-    for name in ["UGALg", "UGALn", "UGAL-L", "UGAL-G", "PAR"] {
+    for name in ["UGALg", "UGALn", "UGAL-L", "UGAL-LE", "UGAL-G", "PAR"] {
         let mut e = small(2, 4, 2, 1, Arrangement::Absolute);
         e.routing.algorithm = name.into();
         e.traffic.pattern = "advl".into();

@@ -41,7 +41,7 @@ fn with_no_active_flow_ugal_le_is_ugal_l_byte_for_byte() {
 }
 
 #[test]
-fn under_shift_ugal_le_holds_where_ugal_l_saturates_and_under_ur_they_coincide() {
+fn under_shift_ugal_le_and_the_oracle_hold_where_ugal_l_saturates_and_under_ur_they_coincide() {
     let run =
         |routing: &str, pattern: &str, load: f64| simulate(&ics24_288(routing, "", pattern, load)).unwrap().summary;
     let (l, le) = (run("UGAL-L", "adv+1", 0.55), run("UGAL-LE", "adv+1", 0.55));
@@ -49,6 +49,10 @@ fn under_shift_ugal_le_holds_where_ugal_l_saturates_and_under_ur_they_coincide()
     // Seed 1 reads UGAL-L 0.501 accepted at 513 cycles, UGAL-LE 0.5505 at 91.
     assert!(le.accepted_load > 0.54 && lat_le < 150.0, "UGAL-LE {} {lat_le}", le.accepted_load);
     assert!(lat_l > 2.5 * lat_le, "UGAL-L {lat_l} against UGAL-LE {lat_le}");
+    // The path-sum oracle (ICS'24's UGAL-G comparator, which saturates at 0.51 there) sees the
+    // congested global link too: at 0.45 it reads 77 cycles where UGAL-L reads 151.
+    let oracle = run("UGAL-G-path", "adv+1", 0.45);
+    assert!(oracle.accepted_load > 0.44 && oracle.latency_mean_ns < 100.0, "UGAL-G-path {oracle:?}");
     let (l, le) = (run("UGAL-L", "ur", 0.6), run("UGAL-LE", "ur", 0.6));
     // 40.26 against 40.35 cycles.
     let (a, b) = (l.latency_mean_ns, le.latency_mean_ns);

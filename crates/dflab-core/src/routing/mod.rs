@@ -21,6 +21,7 @@ pub mod q_table;
 pub mod registry;
 pub mod ugal;
 pub mod ugal_global;
+pub mod ugal_global_path;
 pub mod ugal_l;
 pub mod ugal_le;
 pub mod valiant;

@@ -16,6 +16,7 @@ use super::q_routing::QRouting;
 use super::q_table::{QAdaptiveParams, QParams, QRoutingParams};
 use super::ugal::Ugal;
 use super::ugal_global::{UgalGParams, UgalGlobal};
+use super::ugal_global_path::{UgalGPathParams, UgalGlobalPath};
 use super::ugal_l::{UgalL, UgalLParams};
 use super::ugal_le::{UgalLe, UgalLeParams};
 use super::valiant::Valiant;
@@ -120,6 +121,7 @@ algorithms! {
     "UGAL-L" => UgalLParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalL::new(p)),
     "UGAL-LE" => UgalLeParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalLe::new(p)),
     "UGAL-G" => UgalGParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalGlobal::new(p)),
+    "UGAL-G-path" => UgalGPathParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalGlobalPath::new(p)),
     "PAR" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Par::new(p)),
     "Q-adaptive" | "qadaptive" => QAdaptiveParams =>
         |cx: &BuildCtx, p| Ok::<_, Error>(QAdaptive::new(cx.topo, QParams::adaptive(&p, &cx.exp.network))),
@@ -234,7 +236,7 @@ mod tests {
                 Ok(answered)
             }
         }
-        for name in ["MIN", "VALn", "VALg", "UGALg", "UGALn", "UGAL-L", "UGAL-G", "PAR"] {
+        for name in ["MIN", "VALn", "VALg", "UGALg", "UGALn", "UGAL-L", "UGAL-LE", "UGAL-G", "UGAL-G-path", "PAR"] {
             let mut exp = crate::config::Experiment::default();
             exp.routing.algorithm = name.into();
             let topo = Topology::new(&exp.topology).unwrap();
