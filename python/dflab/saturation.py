@@ -166,7 +166,7 @@ def search(
         )
         for c in curves
     ]
-    write_table(store, results)
+    write_table(store, results, criterion)
     return results
 
 
@@ -196,9 +196,11 @@ def rows(results: Sequence[Saturation]) -> list[dict[str, Any]]:
     return out
 
 
-def write_table(store: Store, results: Sequence[Saturation]) -> None:
+def write_table(store: Store, results: Sequence[Saturation], criterion: Criterion) -> None:
+    """`saturation.csv`: the rows, each with the criterion that found it."""
     buffer = io.StringIO()
-    table = rows(results)
+    given = {"accept": criterion.accept, "max_latency_ns": criterion.max_latency_ns}
+    table = [{**row, **given} for row in rows(results)]
     writer = csv.DictWriter(buffer, fieldnames=list(table[0]) if table else ["routing"])
     writer.writeheader()
     writer.writerows(table)

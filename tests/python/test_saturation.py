@@ -62,6 +62,7 @@ def test_bisection_finds_each_curve_and_resumes_from_the_store(tmp_path: Path) -
     with (store.root / "saturation.csv").open() as f:
         table = {row["routing"]: row for row in csv.DictReader(f)}
     assert table["MIN"]["saturation_load"] == "0.6" and table["VALn"]["per_seed"] == "0.45 0.45"
+    assert (table["MIN"]["accept"], table["MIN"]["max_latency_ns"]) == ("0.99", "")
     # Rerun with a third seed: only that seed's probes run.
     spec3 = SweepSpec(routings=["MIN", "VALn"], traffics=["ur"], seeds=[1, 2, 3])
     again = search(Experiment(), spec3, store, executor_factory=threads, **kwargs)
