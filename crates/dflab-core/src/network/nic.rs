@@ -72,9 +72,7 @@ impl Nics {
                 .collect(),
         }
     }
-}
 
-impl Nics {
     /// Credits per injection VC, for NICs that inject on `vcs` VCs (BookSim timing).
     pub fn per_vc(&mut self, vcs: usize, in_cap: u32) {
         self.vcs = vcs;
