@@ -57,7 +57,7 @@ def _seeds_text(seeds_per_point: Sequence[int]) -> str:
     count = f"{low}" if low == high else f"{low}-{high}"
     if high == 1:
         return "1 seed"
-    return f"{count} seeds per point (mean; bars: min-max)"
+    return f"{count} seeds per point (mean; bars: 95 % CI)"
 
 
 def store_caption(

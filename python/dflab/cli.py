@@ -18,7 +18,7 @@ from dflab import help_format
 from dflab import presets as preset_registry
 from dflab._models import PATTERNS_HELP, ROUTING_ALGORITHMS
 from dflab.errors import UserError
-from dflab.loading import SweepSpec, load_experiment_file, validate
+from dflab.loading import SweepSpec, load_experiment_file, parse_seeds, validate
 from dflab.loads import parse_loads
 from dflab.outputs import SERIES_SUFFIXES, check_output, write_series
 from dflab.pool import default_jobs
@@ -123,12 +123,55 @@ def _split(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def _seeds(items: list[str]) -> list[int]:
+def _seeds(text: str) -> list[int]:
+    """--seeds: a comma list or FIRST:LAST (both included)."""
+    seeds = parse_seeds(text, "--seeds")
+    if not seeds:
+        raise UserError("--seeds: empty list; give at least one value, e.g. --seeds a,b")
+    return seeds
+
+
+def _axis_values(option: str, item: str, text: str) -> list[Any]:
+    """The values of one `KEY=VALUES`: a TOML array, a numeric range START:END:STEP (end
+    included), or a comma list, each value read as a TOML scalar (as --set does)."""
+    from dflab.overrides import parse_value
+
+    text = text.strip()
+    if text.startswith("["):
+        values = parse_value(text)
+        if not isinstance(values, list):
+            raise UserError(f"{option} {item!r}: {text!r} is not a TOML array")
+    elif text.count(":") == 2 and all(_is_number(part) for part in text.split(":")):
+        values = parse_loads(text, f"{option} {item!r}")
+        if all(_is_number(part, integer=True) for part in text.split(":")):
+            values = [round(v) for v in values]
+    else:
+        values = [parse_value(part) for part in _split(text)]
+    if not values:
+        raise UserError(f"{option} {item!r}: no values; e.g. {option} routing.q_thld1=0.1,0.2")
+    return values
+
+
+def _is_number(text: str, *, integer: bool = False) -> bool:
     try:
-        return [int(item) for item in items]
+        int(text) if integer else float(text)
     except ValueError:
-        text = ",".join(items)
-        raise UserError(f"--seeds {text!r}: expected integers, e.g. 1,2,3") from None
+        return False
+    return True
+
+
+def _axis_items(option: str, item: str, separator: str | None) -> dict[str, list[Any]]:
+    """`KEY=V1,V2` (or, for --zip, several joined by `separator`) as {key: values}."""
+    parts = item.split(separator) if separator else [item]
+    table: dict[str, list[Any]] = {}
+    for part in parts:
+        key, sep, values = part.partition("=")
+        if not sep or not key.strip():
+            raise UserError(
+                f"{option} {item!r}: expected KEY=V1,V2,..., e.g. routing.q_thld1=0.1,0.2"
+            )
+        table[key.strip()] = _axis_values(option, item, values)
+    return table
 
 
 @app.command()
@@ -237,20 +280,128 @@ def _store_root(out: Path | None, base: Any, experiment: Path | None, suffix: st
     return check_output_dir("--out", out)
 
 
-def _sweep_spec(spec: SweepSpec, **options: str | None) -> SweepSpec:
-    """The file's [sweep] table with the command line's lists laid over it."""
-    given: dict[str, Any] = {}
+def _sweep_spec(
+    spec: SweepSpec,
+    axes: list[str] | None = None,
+    zips: list[str] | None = None,
+    seed_count: int | None = None,
+    **options: str | None,
+) -> SweepSpec:
+    """The file's [sweep] table with the command line's lists and axes laid over it: a list or
+    axis given replaces the file's of the same name (a zip is added)."""
+    from dflab.loading import sweep_spec
+
+    raw: dict[str, Any] = {}
+    for item in axes or []:
+        raw.update(_axis_items("--axis", item, None))
+    if raw:
+        # Through the [sweep] reader: aliases (traffic.load = loads) and checks alike.
+        raw = sweep_spec(raw, "--axis").model_dump(exclude_none=True)
+    given: dict[str, Any] = {k: v for k, v in raw.items() if k != "axes"}
+    file = spec.model_dump(exclude_none=True)
+    if raw.get("axes"):
+        given["axes"] = {**file.get("axes", {}), **raw["axes"]}
+    if zips:
+        extra = [sweep_spec({"zip": _axis_items("--zip", z, ";")}, "--zip").zips for z in zips]
+        given["zips"] = [
+            *file.get("zips", []),
+            *(group for groups in extra for group in groups or []),
+        ]
     if options["loads"] is not None:
         given["loads"] = parse_loads(options["loads"])
     for name in ("routings", "traffics"):
         if options[name] is not None:
             given[name] = _sweep_list(f"--{name}", str(options[name]))
     if options["seeds"] is not None:
-        given["seeds"] = _seeds(_sweep_list("--seeds", options["seeds"]))
+        _sweep_list("--seeds", options["seeds"])  # an empty list is an error
+        given["seeds"] = _seeds(options["seeds"])
+    if seed_count is not None:
+        given["seed_count"] = seed_count
+    if "seeds" in given or "seed_count" in given:
+        if "seeds" in given and "seed_count" in given:
+            raise UserError("--seeds and --seed-count: give one of them")
+        file.pop("seeds", None)
+        file.pop("seed_count", None)
     try:
-        return validate(SweepSpec, {**spec.model_dump(exclude_none=True), **given})
+        return validate(SweepSpec, {**file, **given})
     except UserError as exc:
         raise UserError(f"sweep.{exc.message}") from None
+
+
+AxisOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--axis",
+        metavar="KEY=VALUES",
+        help="Sweep any config key: routing.q_thld1=0.1,0.2 (a comma list, a TOML array, or a "
+        "range START:END:STEP); repeatable, axes are crossed.",
+    ),
+]
+ZipOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--zip",
+        metavar="KEY=VALUES;KEY=VALUES",
+        help="Vary keys together (lists of one length), e.g. "
+        "'network.local_latency_ns=10,20;network.global_latency_ns=100,200'; repeatable.",
+    ),
+]
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Where the points run: local (processes, the default) or dask ([cluster] table).",
+        show_default=False,
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Dask: local, local:N (a LocalCluster of N workers), a scheduler address "
+        "tcp://host:8786, slurm or pbs (dask-jobqueue, [cluster] table); implies --backend dask.",
+        show_default=False,
+    ),
+]
+RetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Attempts after the first for a point whose worker died or was lost, or that timed "
+        "out (default 0 local, 2 dask).",
+        show_default=False,
+    ),
+]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout-s", help="A point running longer fails (and is retried).", show_default=False
+    ),
+]
+
+
+def _cluster(
+    experiment: Path | None,
+    backend: str | None,
+    scheduler: str | None,
+    retries: int | None,
+    timeout_s: float | None,
+) -> Any:
+    """The file's [cluster] table with the options laid over it, checked."""
+    from dflab.backends import cluster_spec
+    from dflab.loading import load_cluster
+
+    table = load_cluster(experiment)
+    try:
+        return cluster_spec(
+            table, backend=backend, scheduler=scheduler, retries=retries, timeout_s=timeout_s
+        )
+    except UserError as exc:
+        given = {"backend": backend, "scheduler": scheduler, "retries": retries}
+        given["timeout_s"] = timeout_s
+        for name, value in given.items():
+            if value is not None and exc.message.startswith(f"cluster.{name}:"):
+                option = f"--{name.replace('_', '-')}"
+                raise UserError(exc.message.replace(f"cluster.{name}", option, 1)) from None
+        raise
 
 
 @app.command()
@@ -262,18 +413,42 @@ def sweep(
     ] = None,
     routings: Annotated[str | None, typer.Option(help="Comma list, e.g. MIN,VALn.")] = None,
     traffics: Annotated[str | None, typer.Option(help="Comma list, e.g. ur,adv+1.")] = None,
-    seeds: Annotated[str | None, typer.Option(help="Comma list of seeds.")] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help="Seeds: a comma list 1,2,3 or a range 1:5 (both included).")
+    ] = None,
+    seed_count: Annotated[
+        int | None,
+        typer.Option(min=1, help="N seeds from the experiment's seed (as seeds = N in [sweep])."),
+    ] = None,
+    axis: AxisOpt = None,
+    zip_: ZipOpt = None,
     jobs: JobsOpt = None,
     out: OutOpt = None,
     set_: SetOpt = None,
     preset: PresetOpt = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    retries: RetriesOpt = None,
+    timeout_s: TimeoutOpt = None,
 ) -> None:
-    """Run routings x traffics x loads x seeds, resuming from what the result store holds."""
-    jobs = _jobs(jobs)
+    """Run routings x traffics x axes x loads x seeds, resuming from what the result store holds."""
+    if jobs is not None:
+        _jobs(jobs)
     base, spec = load_experiment_file(experiment, set_ or [], preset)
-    spec = _sweep_spec(spec, loads=loads, routings=routings, traffics=traffics, seeds=seeds)
+    spec = _sweep_spec(
+        spec,
+        axis,
+        zip_,
+        seed_count,
+        loads=loads,
+        routings=routings,
+        traffics=traffics,
+        seeds=seeds,
+    )
+    cluster = _cluster(experiment, backend, scheduler, retries, timeout_s)
 
-    from dflab.report import sweep_table
+    from dflab.backends import backend as make_backend
+    from dflab.report import sweep_tables
     from dflab.store import Store
     from dflab.sweep import Interrupted, expand, prepare_store, run_sweep
     from dflab.sweep_progress import sweep_progress
@@ -282,23 +457,33 @@ def sweep(
     points = expand(base, spec)
     err = _err()
     prepare_store(points, store, sweep_progress(err))  # refusals before any output
-    plural = "s" if jobs > 1 else ""
-    err.print(f"sweep: {len(points)} points, {jobs} job{plural}, results in {store.root}")
-    try:
-        outcome = run_sweep(points, store, jobs=jobs, console=err)
-    except Interrupted as exc:
-        print(f"error: {exc.message()}", file=sys.stderr)
-        raise typer.Exit(exc.exit_code) from None
+    with make_backend(cluster) as runner:
+        jobs = jobs if jobs is not None else runner.default_jobs()
+        plural = "s" if jobs > 1 else ""
+        where = f" ({runner.describe()})" if cluster.dask else ""
+        err.print(
+            f"sweep: {len(points)} points, {jobs} job{plural}{where}, results in {store.root}"
+        )
+        try:
+            outcome = run_sweep(
+                points,
+                store,
+                jobs=jobs,
+                console=err,
+                executor_factory=runner.factory,
+                policy=cluster.policy(),
+            )
+        except Interrupted as exc:
+            print(f"error: {exc.message()}", file=sys.stderr)
+            raise typer.Exit(exc.exit_code) from None
     if outcome.skipped:
         err.print(f"{outcome.skipped} points were already done (resumed)")
 
     wanted = {point.key for point in points}
     records = [record for record in store.points() if record["hash"] in wanted]
-    order = {point.key: index for index, point in enumerate(points)}
-    records.sort(key=lambda record: order[record["hash"]])
-    show_seed = len({point.coords["seed"] for point in points}) > 1
     if records:
-        _out().print(sweep_table(records, show_seed))
+        for table in sweep_tables(store.summary_frame(records)):
+            _out().print(table)
     print(f"summary: {store.root / 'summary.csv'}", file=sys.stderr)
     if outcome.failures:
         for point, message in outcome.failures:
@@ -331,9 +516,14 @@ def saturation(
     out: OutOpt = None,
     set_: SetOpt = None,
     preset: PresetOpt = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    retries: RetriesOpt = None,
+    timeout_s: TimeoutOpt = None,
 ) -> None:
     """Find each routing's saturation load per pattern by bisection (docs/config.md)."""
-    jobs = _jobs(jobs)
+    if jobs is not None:
+        _jobs(jobs)
     lo_hi = range_.split(":")
     try:
         lo, hi = (float(x) for x in lo_hi)
@@ -341,7 +531,9 @@ def saturation(
         raise UserError(f"--range: '{range_}' is not LO:HI, e.g. 0.05:1.0") from None
     base, spec = load_experiment_file(experiment, set_ or [], preset)
     spec = _sweep_spec(spec, loads=None, routings=routings, traffics=traffics, seeds=seeds)
+    cluster = _cluster(experiment, backend, scheduler, retries, timeout_s)
 
+    from dflab.backends import backend as make_backend
     from dflab.saturation import Criterion, grid, rows, search
     from dflab.store import Store
     from dflab.sweep import Interrupted
@@ -353,13 +545,22 @@ def saturation(
     err.print(
         f"saturation: {len(loads)} loads, {loads[0]:g} to {loads[-1]:g}; results in {store.root}"
     )
-    try:
-        results = search(
-            base, spec, store, loads=loads, criterion=criterion, jobs=jobs, console=err
-        )
-    except Interrupted as exc:
-        print(f"error: {exc.message()}", file=sys.stderr)
-        raise typer.Exit(exc.exit_code) from None
+    with make_backend(cluster) as runner:
+        try:
+            results = search(
+                base,
+                spec,
+                store,
+                loads=loads,
+                criterion=criterion,
+                jobs=jobs if jobs is not None else runner.default_jobs(),
+                console=err,
+                executor_factory=runner.factory,
+                policy=cluster.policy(),
+            )
+        except Interrupted as exc:
+            print(f"error: {exc.message()}", file=sys.stderr)
+            raise typer.Exit(exc.exit_code) from None
     from rich.table import Table
 
     table = Table(title="saturation load (highest sustained offered load)")

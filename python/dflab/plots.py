@@ -1,16 +1,20 @@
 """Latency/throughput vs offered load from a result store (`dflab plot`).
 
 One column of panels per traffic pattern; rows: mean packet latency, p99 latency (with `p99`),
-accepted vs offered load. One curve per routing, with its own colour, marker and line style in
-every panel (`dflab.plot_style`). Seeds of the same point are averaged, with min-max bars when
-there are several. Saturated points, where the network accepts clearly less than is offered
-(their latency grows with the run length, so it is not a property of the network), are drawn
-hollow. The title says what was simulated (`dflab.caption`); the legend sits below the panels,
-never on the data. Uses matplotlib's object API on the Agg canvas: no display, no pyplot state.
+accepted vs offered load. One curve per routing (per routing and value of each other swept key,
+when the sweep had `[sweep]` axes), with its own colour, marker and line style in every panel
+(`dflab.plot_style`). The x axis is the offered load, or, for a store of one load and one
+numeric swept key, that key. Seeds of the same point are averaged, with bars of the 95 %
+confidence interval of the mean (Student t, `dflab.stats`) when there are several. Saturated
+points, where the network accepts clearly less than is offered (their latency grows with the
+run length, so it is not a property of the network), are drawn hollow. The title says what
+was simulated (`dflab.caption`); the legend sits below the panels, never on the data. Uses
+matplotlib's object API on the Agg canvas: no display, no pyplot state.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,8 @@ from dflab.caption import store_caption
 from dflab.errors import UserError
 from dflab.outputs import check_output, figure_path, figure_suffixes, write_failed
 from dflab.plot_style import Style, log_axis, routing_key, routing_styles, traffic_order
-from dflab.store import Store
+from dflab.stats import t_quantile
+from dflab.store import Store, coordinate_axes
 
 __all__ = [
     "latency_throughput_figure",
@@ -44,46 +49,79 @@ _METRICS = {
 }
 
 
-def _curves(frame: pl.DataFrame) -> pl.DataFrame:
-    """One row per (traffic, routing, load): each metric's mean, min and max over seeds, the
-    number of seeds, and whether the point is saturated."""
-    aggregates: list[pl.Expr] = [pl.col("seed").n_unique().alias("seeds")]
+def _x_column(frame: pl.DataFrame) -> str:
+    """The offered load, or the one numeric swept key of a store with one load."""
+    if frame["load"].n_unique() > 1:
+        return "load"
+    numeric = [
+        axis
+        for axis in coordinate_axes(frame.columns)
+        if frame.schema[axis].is_numeric() and frame[axis].n_unique() > 1
+    ]
+    return numeric[0] if len(numeric) == 1 else "load"
+
+
+def _curve_labels(frame: pl.DataFrame, x: str) -> pl.DataFrame:
+    """A `curve` column: the routing, with the value of every other swept key that varies."""
+    axes = [a for a in coordinate_axes(frame.columns) if a != x and frame[a].n_unique() > 1]
+    label = pl.col("routing")
+    for axis in axes:
+        short = axis.rsplit(".", 1)[-1]
+        value = pl.col(axis).cast(pl.String).fill_null("-")
+        label = pl.concat_str([label, pl.lit(f" {short}="), value])
+    return frame.with_columns(label.alias("curve"))
+
+
+def _curves(frame: pl.DataFrame, x: str = "load") -> pl.DataFrame:
+    """One row per (traffic, curve, x): each metric's mean over seeds and the half-width of its
+    95 % confidence interval (null for one seed), the number of seeds, and whether the point
+    is saturated."""
+    frame = _curve_labels(frame, x)
+    aggregates: list[pl.Expr] = [
+        pl.col("seed").n_unique().alias("seeds"),
+        pl.col("load").mean().alias("offered"),
+        pl.first("routing").alias("routing"),
+    ]
     for metric, (column, scale, _) in _METRICS.items():
         value = pl.col(column).cast(pl.Float64) * scale
         aggregates += [
             value.mean().alias(metric),
-            value.min().alias(f"{metric}_min"),
-            value.max().alias(f"{metric}_max"),
+            value.std(ddof=1).alias(f"{metric}_std"),
+            value.count().alias(f"{metric}_n"),
         ]
-    curves = frame.group_by(["traffic", "routing", "load"]).agg(aggregates)
-    saturated = pl.col("accepted") < (1.0 - SATURATION_GAP) * pl.col("load")
+    curves = frame.group_by(["traffic", "curve", x]).agg(aggregates).rename({x: "x"})
+    for metric in _METRICS:
+        n = curves[f"{metric}_n"].to_list()
+        quantile = [t_quantile(0.975, k - 1) if k > 1 else None for k in n]
+        half = pl.Series(quantile, dtype=pl.Float64) * curves[f"{metric}_std"]
+        half = half / pl.Series([math.sqrt(k) if k > 1 else None for k in n], dtype=pl.Float64)
+        curves = curves.with_columns(half.alias(f"{metric}_ci"))
+    saturated = pl.col("accepted") < (1.0 - SATURATION_GAP) * pl.col("offered")
     return curves.with_columns(saturated.fill_null(False).alias("saturated")).sort(
-        ["traffic", "routing", "load"]
+        ["traffic", "curve", "x"]
     )
 
 
 def _draw_curve(ax: Any, line: pl.DataFrame, metric: str, routing: str, style: Style) -> None:
-    """One routing's curve of `metric`: the line, min-max bars over seeds, and its markers,
+    """One curve of `metric`: the line, 95 % confidence bars over seeds, and its markers,
     filled where the network keeps up and hollow where it is saturated. The artists carry the
-    routing as label ('_' hides the markers' from an automatic legend)."""
+    curve's label ('_' hides the markers' from an automatic legend)."""
     if metric != "accepted":  # log axis: an empty sample (null) or 0 has no place on it
         line = line.filter(pl.col(metric) > 0)
     if line.is_empty():
         return
-    x, y = line["load"].to_list(), line[metric].to_list()
+    x, y = line["x"].to_list(), line[metric].to_list()
     ax.plot(x, y, color=style.colour, linestyle=style.linestyle, linewidth=1.4, label=routing)
-    spread = line.filter(pl.col("seeds") > 1)
+    spread = line.filter((pl.col("seeds") > 1) & pl.col(f"{metric}_ci").is_not_null())
     if not spread.is_empty():
+        half = spread[f"{metric}_ci"].to_numpy()
         mean = spread[metric].to_numpy()
-        # Clipped at 0: the mean of equal values may differ from them in the last bit.
-        bars = [
-            (mean - spread[f"{metric}_min"].to_numpy()).clip(min=0),
-            (spread[f"{metric}_max"].to_numpy() - mean).clip(min=0),
-        ]
+        # On the log axes, a bar reaching 0 or below is cut at a tenth of the mean.
+        lower = half if metric == "accepted" else half.clip(max=0.9 * mean)
         ax.errorbar(
-            spread["load"].to_list(),
+            spread["x"].to_list(),
             mean,
-            yerr=bars,
+            yerr=[lower, half],
             fmt="none",
             ecolor=style.colour,
             elinewidth=1,
@@ -94,7 +132,7 @@ def _draw_curve(ax: Any, line: pl.DataFrame, metric: str, routing: str, style: S
         if part.is_empty():
             continue
         ax.plot(
-            part["load"].to_list(),
+            part["x"].to_list(),
             part[metric].to_list(),
             linestyle="",
             marker=style.marker,
@@ -120,29 +158,33 @@ def _legend(figure: Figure, styles: dict[str, Style], any_saturated: bool) -> No
     )
 
 
-def _format_axis(ax: Any, metric: str, *, top: bool, bottom: bool, traffic: str) -> None:
+def _format_axis(
+    ax: Any, metric: str, *, top: bool, bottom: bool, traffic: str, x: str = "load"
+) -> None:
     if metric == "accepted":
-        # The ideal network delivers everything offered.
-        ax.plot([0, 1], [0, 1], ":", color="grey", linewidth=1)
+        if x == "load":  # the ideal network delivers everything offered
+            ax.plot([0, 1], [0, 1], ":", color="grey", linewidth=1)
         ax.set_ylim(0, 1.02)
     else:
         log_axis(ax)
-    ax.set_xlim(0, 1.02)
+    if x == "load":
+        ax.set_xlim(0, 1.02)
     ax.set_ylabel(_METRICS[metric][2])
     ax.grid(True, which="both", alpha=0.3)
     if top:
         ax.set_title(traffic.upper())
     if bottom:
-        ax.set_xlabel("offered load")
+        ax.set_xlabel("offered load" if x == "load" else x)
 
 
 def latency_throughput_figure(
     frame: pl.DataFrame, *, p99: bool = False, caption: str | None = None
 ) -> Figure:
     """The figure of a store's summary frame; `caption` becomes the figure's title."""
-    curves = _curves(frame)
+    x = _x_column(frame)
+    curves = _curves(frame, x)
     traffics = sorted(curves["traffic"].unique().to_list(), key=traffic_order)
-    styles = routing_styles(curves["routing"].unique().to_list())
+    styles = routing_styles(curves["curve"].unique().to_list())
     metrics = ["latency_mean", *(["latency_p99"] if p99 else []), "accepted"]
 
     figure = Figure(figsize=(4.2 * len(traffics), 2.9 * len(metrics) + 1.2), layout="constrained")
@@ -152,12 +194,10 @@ def latency_throughput_figure(
         for row, metric in enumerate(metrics):
             ax = axes[row][column]
             for routing in sorted(styles, key=routing_key):
-                line = curves.filter(
-                    (pl.col("traffic") == traffic) & (pl.col("routing") == routing)
-                )
+                line = curves.filter((pl.col("traffic") == traffic) & (pl.col("curve") == routing))
                 _draw_curve(ax, line, metric, routing, styles[routing])
             last = row == len(metrics) - 1
-            _format_axis(ax, metric, top=row == 0, bottom=last, traffic=traffic)
+            _format_axis(ax, metric, top=row == 0, bottom=last, traffic=traffic, x=x)
     _legend(figure, styles, bool(curves["saturated"].any()))
     if caption:
         figure.suptitle(caption, fontsize="medium")
@@ -180,8 +220,12 @@ def _caption(store: Store, frame: pl.DataFrame) -> str | None:
     if config is None:
         return None
     names = {r.get("name") for r in records if r.get("name")}
-    seeds = frame.group_by(["traffic", "routing", "load"]).agg(pl.col("seed").n_unique())
-    return store_caption(config, min(names) if names else None, seeds["seed"].to_list())
+    by = ["traffic", "routing", *coordinate_axes(frame.columns), "load"]
+    seeds = frame.group_by(by).agg(pl.col("seed").n_unique())
+    caption = store_caption(config, min(names) if names else None, seeds["seed"].to_list())
+    if _x_column(frame) != "load":  # the load is no axis of the figure: name it
+        caption += f" · offered load {frame['load'][0]:g}"
+    return caption
 
 
 def store_figure(store: Store, *, p99: bool = False) -> Figure:

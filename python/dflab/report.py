@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -87,24 +87,62 @@ def summary_table(summary: Mapping[str, Any], title: str) -> Table:
     return table
 
 
-def sweep_table(records: Iterable[Mapping[str, Any]], show_seed: bool) -> Table:
-    table = Table(title="sweep results", header_style="bold")
-    columns = ["routing", "traffic", "load", *(["seed"] if show_seed else [])]
-    for column in columns:
+# (summary field, column label) of the sweep's result table.
+_SWEEP_COLUMNS = (
+    ("accepted_load", "accepted"),
+    ("latency_mean_ns", "latency mean ns"),
+    ("latency_p99_ns", "latency p99 ns"),
+    ("hops_mean", "hops"),
+    ("minimal_fraction", "minimal"),
+)
+
+
+def plus_minus(mean: float | None, half: float) -> str:
+    """`mean ± half`, the half-width to two significant digits and the mean to the same
+    decimal place: 0.2983 ± 0.0053, 512 ± 16."""
+    if mean is None or not math.isfinite(half) or not math.isfinite(mean):
+        return f"{fmt(mean)} ± {fmt(half)}"
+    if half == 0:
+        return f"{fmt(mean)} ± 0"
+    decimals = max(0, 1 - math.floor(math.log10(abs(half))))
+    return f"{mean:,.{decimals}f} ± {half:,.{decimals}f}"
+
+
+def sweep_tables(frame: Any) -> list[Table]:
+    """The result table of a sweep from its summary frame (`Store.summary_frame`): one row per
+    point; with several seeds per point, one row per point but the seed, each metric as
+    `mean ± half-width of its 95 % confidence interval` over the seeds (Student t)."""
+    from dflab.stats import aggregate
+    from dflab.store import coordinate_axes, sort_columns
+
+    coords = [c for c in sort_columns(coordinate_axes(frame.columns)) if c != "seed"]
+    seeds = frame.group_by(coords).len()["len"].max() if frame.height else 0
+    if seeds is None or seeds <= 1:
+        show_seed = frame["seed"].n_unique() > 1
+        table = Table(title="sweep results", header_style="bold")
+        columns = [*coords, *(["seed"] if show_seed else [])]
+        for column in columns:
+            table.add_column(column)
+        for _, label in _SWEEP_COLUMNS:
+            table.add_column(label, justify="right")
+        for row in frame.iter_rows(named=True):
+            table.add_row(
+                *(fmt(row[c]) for c in columns), *(fmt(row[f]) for f, _ in _SWEEP_COLUMNS)
+            )
+        return [table]
+    means = aggregate(frame, coords)
+    table = Table(title="sweep results: mean ± 95 % confidence interval over seeds")
+    for column in (*coords, "seeds"):
         table.add_column(column)
-    for column in ("accepted", "latency mean ns", "latency p99 ns", "hops", "minimal"):
-        table.add_column(column, justify="right")
-    for record in records:
-        coords, summary = record["coords"], record["summary"]
-        table.add_row(
-            *(fmt(coords[column]) for column in columns),
-            fmt(summary["accepted_load"]),
-            fmt(summary["latency_mean_ns"]),
-            fmt(summary["latency_p99_ns"]),
-            fmt(summary["hops_mean"]),
-            fmt(summary["minimal_fraction"]),
-        )
-    return table
+    for _, label in _SWEEP_COLUMNS:
+        table.add_column(label, justify="right")
+    for row in means.iter_rows(named=True):
+        cells = [fmt(row[c]) for c in coords] + [str(row["seeds"])]
+        for field, _ in _SWEEP_COLUMNS:
+            mean, half = row.get(f"{field}_mean"), row.get(f"{field}_ci95")
+            cells.append(fmt(mean) if half is None else plus_minus(mean, half))
+        table.add_row(*cells)
+    return [table]
 
 
 def key_value_table(data: Mapping[str, Any], title: str) -> Table:

@@ -36,7 +36,7 @@ from dflab.config import Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec
 from dflab.store import Store, atomic_write
-from dflab.sweep import ExecutorFactory, Point, expand, process_pool, run_sweep
+from dflab.sweep import ExecutorFactory, Point, Policy, expand, process_pool, run_sweep
 from dflab.worker import Runner, run_engine
 
 # Decimal places of the grid's loads (a grid step below 0.001 is refused).
@@ -120,11 +120,25 @@ def search(
     runner: Runner = run_engine,
     executor_factory: ExecutorFactory = process_pool,
     console: Console | None = None,
+    policy: Policy | None = None,
 ) -> list[Saturation]:
     """Bisect every (routing, traffic, seed) of `spec` over `loads` (ascending)."""
     if not loads:
         raise UserError("--range: no load in the range")
-    one = expand(base, SweepSpec(routings=spec.routings, traffics=spec.traffics, seeds=spec.seeds))
+    if spec.axes or spec.zips or spec.points:
+        raise UserError(
+            "sweep: the saturation search varies routings, traffics and seeds only; give each "
+            "value of another swept key its own search (--set KEY=VALUE --out DIR)"
+        )
+    one = expand(
+        base,
+        SweepSpec(
+            routings=spec.routings,
+            traffics=spec.traffics,
+            seeds=spec.seeds,
+            seed_count=spec.seed_count,
+        ),
+    )
     curves = [
         Curve(p.coords["routing"], p.coords["traffic"], p.coords["seed"], -1, len(loads))
         for p in one
@@ -145,6 +159,7 @@ def search(
             runner=runner,
             executor_factory=executor_factory,
             console=console,
+            policy=policy,
         )
         records = {r["hash"]: r for r in store.points()}
         for c, point in probes:

@@ -4,17 +4,32 @@ Layout:
     store.json              what made the store: the engine semantics and the key schema
     points/<hash>.json      one finished point: coordinates, summary, hops histogram, config
     series/<hash>.parquet   its per-window time series
+    journal.jsonl           append-only: one line per finished point (its record and the size
+                            and time of its point file), read instead of every point file
     failed/<hash>.json      a point that failed (message); retried by the next run
     corrupt/<hash>.json     a point file found unreadable (cut short, edited), set aside by
                             the next sweep, which reruns the point
-    summary.parquet, summary.csv   every finished point, one row each
+    summary.parquet, summary.csv     every finished point, one row each
+    aggregate.parquet, aggregate.csv every point but the seed, one row each: means and 95 %
+                            confidence intervals over its seeds (dflab.stats)
 
 Files are created with the permissions the umask gives (0644 typically), like any other file
 the user makes, so that colleagues sharing a project directory can read the results.
 
-Every file is written atomically (temp file in the same directory, fsync, rename), and a point's
-JSON is written last, so a point counts as done only once all of its data is on disk: a crash
-at any moment loses at most the points still running.
+**Finishing a point is O(1)**: its series and JSON are written atomically (temp file in the same
+directory, fsync, rename), the JSON last, so a point counts as done only once all of its data is
+on disk; then one line is appended to the journal (one `write` on a file opened O_APPEND). The
+summary tables are not touched: a sweep writes them when it ends (also when interrupted), and
+`load_results` builds them from the points. A crash or `kill -9` at any moment loses at most the
+points still running, and the next sweep rewrites the tables.
+
+**The point files are the truth, the journal an index.** A point is done when its file exists
+in points/; its record is read from the journal when a journal line names it with the file's
+current size and modification time, and from the file otherwise (a store made before the
+journal, a line lost or cut short by a kill, a file replaced or edited since). So a damaged or
+missing journal costs reading time, never a result. Several processes may write one store at
+once: point files are replaced atomically, journal lines are appended whole, and a point found
+twice (two writers finished it) is one row.
 
 A store holds results of one engine semantics only (`store.json`): a store made by an engine
 whose results differ (an older semantics, or a dflab before the manifest existed) is refused
@@ -28,6 +43,7 @@ import io
 import json
 import os
 import secrets
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +55,7 @@ from dflab.errors import UserError
 from dflab.store_config import check_stored
 
 COORDINATES: tuple[str, ...] = ("routing", "traffic", "load", "seed")
+JOURNAL = "journal.jsonl"
 # Seeds span the whole u64 range the engine accepts (Int64 would refuse those >= 2**63).
 _COORD_TYPES = {"routing": pl.String, "traffic": pl.String, "load": pl.Float64, "seed": pl.UInt64}
 _PY_TO_POLARS = {"float": pl.Float64, "int": pl.Int64}
@@ -62,14 +79,16 @@ def _create_temp(path: Path) -> tuple[int, Path]:
             continue
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers see the old or the new file, never a part."""
+def atomic_write(path: Path, data: bytes) -> os.stat_result:
+    """Replace `path` with `data` so that readers see the old or the new file, never a part.
+    Returns the status (size, modification time) of the file written."""
     fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+            status = os.fstat(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -80,6 +99,22 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+    return status
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to `path` in one `write` (O_APPEND: concurrent appenders never overlap on
+    a local file system). A last line left without its newline (a writer killed in the middle)
+    is ended first, so that it spoils only itself."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _polars_type(annotation: Any) -> Any:
@@ -87,8 +122,26 @@ def _polars_type(annotation: Any) -> Any:
     return _PY_TO_POLARS[str(annotation).removesuffix(" | None")]
 
 
-def summary_schema() -> dict[str, Any]:
+def _axis_type(values: list[Any]) -> Any:
+    """The column type of a swept key's values: Boolean, Int64, Float64 or String."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pl.Boolean
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pl.Int64
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return pl.Float64
+    return pl.String
+
+
+def summary_schema(
+    axes: Sequence[str] = (), rows: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The summary table's columns: hash, name, the coordinates (with the swept keys after the
+    seed), the summary fields, the diagnosis and the provenance."""
     schema: dict[str, Any] = {"hash": pl.String, "name": pl.String, **_COORD_TYPES}
+    for axis in axes:
+        schema[axis] = _axis_type([row.get(axis) for row in rows])
     for field in Summary.__dataclass_fields__.values():
         schema[field.name] = _polars_type(field.type)
     return {**schema, **DIAGNOSIS, **PROVENANCE}
@@ -145,15 +198,13 @@ class Store:
 
     def done_hashes(self) -> set[str]:
         """Hashes of finished points: what a resumed sweep skips."""
-        if not self.points_dir.is_dir():
-            return set()
-        return {path.stem for path in self.points_dir.glob("*.json")}
+        return {path.stem for path in _json_files(self.points_dir)}
 
     def set_aside_unreadable(self) -> list[str]:
         """Move point files that cannot be read (cut short, edited by hand) to corrupt/, so that
         their points count as not done and are rerun; one note per file moved."""
         notes = []
-        for path in sorted(self.points_dir.glob("*.json")) if self.points_dir.is_dir() else []:
+        for path in _json_files(self.points_dir):
             problem = _point_problem(path)
             if problem is None:
                 continue
@@ -166,36 +217,67 @@ class Store:
             )
         return notes
 
+    @property
+    def journal(self) -> Path:
+        return self.root / JOURNAL
+
     def save_point(self, record: dict[str, Any], series: pl.DataFrame | None = None) -> None:
-        """Persist one finished point (series first, JSON last = commit), then the tables."""
+        """Persist one finished point: series first, JSON next (= commit), then its journal
+        line. O(1): the summary tables are written by `write_summary` (at the end of a sweep)."""
         self.create()
         key = record["hash"]
         if series is not None:
             buffer = io.BytesIO()
             series.write_parquet(buffer)
             atomic_write(self.series_dir / f"{key}.parquet", buffer.getvalue())
-        atomic_write(self.points_dir / f"{key}.json", _json_bytes(record))
+        status = atomic_write(self.points_dir / f"{key}.json", _json_bytes(record))
+        entry = {"size": status.st_size, "mtime_ns": status.st_mtime_ns, "record": record}
+        line = json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n"
+        append_line(self.journal, line.encode())
         (self.failed_dir / f"{key}.json").unlink(missing_ok=True)
-        self.write_summary()
 
     def save_failure(self, record: dict[str, Any]) -> None:
         self.create()
         atomic_write(self.failed_dir / f"{record['hash']}.json", _json_bytes(record))
 
     def _read_dir(self, directory: Path) -> list[dict[str, Any]]:
-        records = []
-        for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        return [_read_record(path) for path in _json_files(directory)]
+
+    def _journal_entries(self) -> dict[str, list[dict[str, Any]]]:
+        """The journal's readable lines by hash (a line cut short or garbled is skipped: its
+        point is read from its file)."""
+        entries: dict[str, list[dict[str, Any]]] = {}
+        try:
+            data = self.journal.read_bytes()
+        except FileNotFoundError:
+            return entries
+        for line in data.splitlines():
             try:
-                records.append(json.loads(path.read_text("utf-8")))
-            except (OSError, ValueError) as exc:
-                raise UserError(
-                    f"result store file '{path}' is unreadable: {exc}; rerunning the sweep sets "
-                    "it aside and redoes its point"
-                ) from None
-        return records
+                entry = json.loads(line)
+                key = entry["record"]["hash"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if isinstance(key, str):
+                entries.setdefault(key, []).append(entry)
+        return entries
 
     def points(self) -> list[dict[str, Any]]:
-        return self._read_dir(self.points_dir)
+        """Every finished point's record, sorted by hash: from the journal where its line
+        matches the point file's size and time, else from the file."""
+        journal = self._journal_entries()
+        records = []
+        for path in _json_files(self.points_dir):
+            status = path.stat()
+            found = None
+            for entry in reversed(journal.get(path.stem, [])):
+                if (entry.get("size"), entry.get("mtime_ns")) == (
+                    status.st_size,
+                    status.st_mtime_ns,
+                ):
+                    found = entry["record"]
+                    break
+            records.append(found if found is not None else _read_record(path))
+        return records
 
     def failures(self) -> list[dict[str, Any]]:
         return self._read_dir(self.failed_dir)
@@ -203,22 +285,33 @@ class Store:
     def series(self, key: str) -> pl.DataFrame:
         return pl.read_parquet(self.series_dir / f"{key}.parquet")
 
-    def summary_frame(self) -> pl.DataFrame:
-        """All finished points as one table, sorted by routing, traffic, load, seed. A store
-        whose points mix configurations is refused (its rows would be averaged as seeds)."""
-        records = self.points()
-        check_stored(self.root, [r["config"] for r in records if "config" in r])
+    def summary_frame(self, records: list[dict[str, Any]] | None = None) -> pl.DataFrame:
+        """All finished points as one table, sorted by their coordinates (routing, traffic,
+        the other axes, load, seed). A store whose points mix configurations is refused (its
+        rows would be averaged as seeds)."""
+        records = self.points() if records is None else records
+        axes = axes_of(records)
+        check_stored(self.root, [r["config"] for r in records if "config" in r], axes)
         rows = [
             {"hash": r["hash"], "name": r.get("name"), **r["coords"], **r["summary"]}
+            | {axis: axis_value(r, axis) for axis in axes}
             | {"steady_state": (r.get("diagnostics") or {}).get("steady_state")}
             | {key: r.get(key) for key in PROVENANCE}
             for r in records
         ]
-        schema = summary_schema()
+        schema = summary_schema(axes, rows)
         # Only the known columns: the engine may add summary fields before this schema knows them.
         rows = [{name: row.get(name) for name in schema} for row in rows]
         frame = pl.DataFrame(rows, schema=schema, strict=False)
-        return frame.sort(list(COORDINATES))
+        return frame.sort([*sort_columns(axes), "hash"], nulls_last=True)
+
+    def aggregate_frame(self, summary: pl.DataFrame | None = None) -> pl.DataFrame:
+        """Every point but the seed, one row each: means and 95 % intervals over its seeds."""
+        from dflab.stats import aggregate
+
+        summary = self.summary_frame() if summary is None else summary
+        by = [c for c in sort_columns(coordinate_axes(summary.columns)) if c != "seed"]
+        return aggregate(summary, by)
 
     def execution_frame(self) -> pl.DataFrame:
         """How each finished point ran (wall time, events, speed), by hash: kept apart from the
@@ -232,13 +325,48 @@ class Store:
         return pl.DataFrame(rows, schema=schema, strict=False)
 
     def write_summary(self) -> pl.DataFrame:
+        """Write summary.{parquet,csv} and aggregate.{parquet,csv} from the points (atomically:
+        a reader sees the old tables or the new ones)."""
         frame = self.summary_frame()
-        parquet, csv = io.BytesIO(), io.BytesIO()
-        frame.write_parquet(parquet)
-        frame.write_csv(csv)
-        atomic_write(self.root / "summary.parquet", parquet.getvalue())
-        atomic_write(self.root / "summary.csv", csv.getvalue())
+        for name, table in (("summary", frame), ("aggregate", self.aggregate_frame(frame))):
+            parquet, csv = io.BytesIO(), io.BytesIO()
+            table.write_parquet(parquet)
+            table.write_csv(csv)
+            atomic_write(self.root / f"{name}.parquet", parquet.getvalue())
+            atomic_write(self.root / f"{name}.csv", csv.getvalue())
         return frame
+
+
+def axes_of(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The coordinates of `records` beyond routing, traffic, load and seed (swept config keys),
+    sorted."""
+    found = {key for r in records for key in r.get("coords", {}) if key not in COORDINATES}
+    return sorted(found)
+
+
+def axis_value(record: Mapping[str, Any], axis: str) -> Any:
+    """A point's value of a swept key: its coordinate, or for a point swept without it the
+    value of its canonical configuration (null where it has none: a parameter of another
+    routing). Tables and lists become JSON text."""
+    coords = record.get("coords", {})
+    if axis in coords:
+        value = coords[axis]
+    else:
+        value: Any = record.get("config", {})
+        for part in axis.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def coordinate_axes(columns: Iterable[str]) -> list[str]:
+    """The swept-key columns of a summary table (the dotted names)."""
+    return sorted(c for c in columns if "." in c)
+
+
+def sort_columns(axes: Sequence[str]) -> list[str]:
+    return ["routing", "traffic", *axes, "load", "seed"]
 
 
 def default_root(label: str, *, field: str = "name") -> Path:
@@ -276,6 +404,29 @@ def _point_problem(path: Path) -> str | None:
         return "not a JSON object"
     missing = [key for key in _POINT_KEYS if key not in record]
     return f"lacks {', '.join(missing)}" if missing else None
+
+
+def _json_files(directory: Path) -> list[Path]:
+    """The `*.json` files of `directory`, sorted (none if it does not exist)."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return [
+        directory / name
+        for name in sorted(names)
+        if name.endswith(".json") and not name.startswith(".")
+    ]
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"result store file '{path}' is unreadable: {exc}; rerunning the sweep sets "
+            "it aside and redoes its point"
+        ) from None
 
 
 def _json_bytes(record: dict[str, Any]) -> bytes:

@@ -8,6 +8,10 @@ point whose configuration differs from its points' in anything but the coordinat
 keys that differ; and a store that mixes them anyway (filled by an older dflab, or by hand) is
 refused when it is read.
 
+The coordinates of a point are routing, traffic, load and seed, and the config keys its sweep
+varied (`[sweep]` axes such as `"routing.q_thld1" = [...]`, kept in the point's `coords`): the
+keys swept by any point of the store, or by the sweep being added, are not compared either.
+
 What is compared is the canonical form (see `Experiment.canonical`) without the coordinates,
 the name and the execution-only keys. Routing parameters are compared per algorithm: each
 algorithm has its own, and a store may hold several algorithms.
@@ -15,7 +19,7 @@ algorithm has its own, and a store may hold several algorithms.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,7 @@ _NOT_COMPARED = frozenset(
     {"name", "seed", "traffic.pattern", "traffic.load", "routing.algorithm"}
     | {f"run.{key}" for key in Experiment.EXECUTION_ONLY}
 )
-COORDINATE_NAMES = "routing, traffic, load and seed"
+COORDINATE_NAMES = "routing, traffic, load, seed and the keys of its sweep axes"
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -42,13 +46,24 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _parts(canonical: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(algorithm, the routing parameters, every other compared key) of a canonical form."""
+def _parts(
+    canonical: Mapping[str, Any], axes: Collection[str] = ()
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(algorithm, the routing parameters, every other compared key) of a canonical form; the
+    swept keys `axes` are not compared (nor what lies under one: an axis may set a table)."""
     comparable = without_later_defaults(dict(canonical))
-    flat = {k: v for k, v in flatten(comparable).items() if k not in _NOT_COMPARED}
+    flat = {
+        k: v
+        for k, v in flatten(comparable).items()
+        if k not in _NOT_COMPARED and not _under_axis(k, axes)
+    }
     routing = {k: v for k, v in flat.items() if k.startswith("routing.")}
     shared = {k: v for k, v in flat.items() if not k.startswith("routing.")}
     return str(canonical["routing"]["algorithm"]), routing, shared
+
+
+def _under_axis(key: str, axes: Collection[str]) -> bool:
+    return any(key == axis or key.startswith(f"{axis}.") for axis in axes)
 
 
 _ABSENT = object()
@@ -66,13 +81,16 @@ def _show(value: Any) -> str:
     return "(not set)" if value is _ABSENT else show_value(value)
 
 
-def first_conflict(configs: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any, Any]]:
+def first_conflict(
+    configs: Iterable[Mapping[str, Any]], axes: Collection[str] = ()
+) -> list[tuple[str, Any, Any]]:
     """The keys in which a configuration differs from the first ones (the reference), as
-    (key, reference value, its value); [] when all are one configuration."""
+    (key, reference value, its value), the swept keys `axes` apart; [] when all are one
+    configuration."""
     shared_ref: dict[str, Any] | None = None
     routing_ref: dict[str, dict[str, Any]] = {}
     for canonical in configs:
-        algorithm, routing, shared = _parts(canonical)
+        algorithm, routing, shared = _parts(canonical, axes)
         if shared_ref is None:
             shared_ref = shared
         found = _differences(shared_ref, shared)
@@ -88,11 +106,15 @@ def _also(found: list[tuple[str, Any, Any]]) -> str:
 
 
 def check_new_points(
-    root: Path, stored: list[Mapping[str, Any]], new: list[Mapping[str, Any]]
+    root: Path,
+    stored: list[Mapping[str, Any]],
+    new: list[Mapping[str, Any]],
+    axes: Collection[str] = (),
 ) -> None:
     """A UserError naming the differing keys if `new` configurations (canonical forms) do not
-    match those `stored` in the store at `root` (or differ among themselves)."""
-    found = first_conflict([*stored, *new])
+    match those `stored` in the store at `root` (or differ among themselves) in anything but
+    the coordinates and the swept keys `axes` (of the store's points and the new ones)."""
+    found = first_conflict([*stored, *new], axes)
     if not found:
         return
     key, there, here = found[0]
@@ -104,9 +126,10 @@ def check_new_points(
     )
 
 
-def check_stored(root: Path, stored: list[Mapping[str, Any]]) -> None:
-    """A UserError naming the differing keys if the store's points mix configurations."""
-    found = first_conflict(stored)
+def check_stored(root: Path, stored: list[Mapping[str, Any]], axes: Collection[str] = ()) -> None:
+    """A UserError naming the differing keys if the store's points mix configurations (in
+    anything but the coordinates and the swept keys `axes`)."""
+    found = first_conflict(stored, axes)
     if not found:
         return
     key, one, other = found[0]

@@ -16,7 +16,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -28,9 +28,9 @@ from rich.console import Console
 from dflab.api import Diagnostics, Execution, Summary, series_frame
 from dflab.config import ENGINE_SEMANTICS, Experiment
 from dflab.errors import UserError
-from dflab.loading import SweepSpec, with_overrides
+from dflab.loading import ALIASES, SweepSpec, with_overrides
 from dflab.pool import PointPool, WorkerDied
-from dflab.store import Store
+from dflab.store import COORDINATES, Store, axes_of
 from dflab.store_config import check_new_points
 from dflab.sweep_progress import SweepProgress, sweep_progress
 from dflab.version import dflab_version
@@ -55,7 +55,12 @@ class Point:
 
     def label(self) -> str:
         c = self.coords
-        return f"{c['routing']} {c['traffic']} load {c['load']:g} seed {c['seed']}"
+        extra = "".join(f" {k}={_show(v)}" for k, v in c.items() if k not in COORDINATES)
+        return f"{c['routing']} {c['traffic']} load {c['load']:g} seed {c['seed']}{extra}"
+
+
+def _show(value: Any) -> str:
+    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 @dataclass
@@ -64,6 +69,7 @@ class SweepOutcome:
     skipped: int = 0
     ran: int = 0
     failures: list[tuple[Point, str]] = field(default_factory=list)
+    retried: int = 0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -85,57 +91,105 @@ class Interrupted(KeyboardInterrupt):
         )
 
 
-def _sweep_lists(base: Experiment, spec: SweepSpec) -> dict[str, list[Any]]:
-    """The sweep's lists (the experiment's own value where a list is not given), checked:
-    no empty list, and each pattern valid on this network, named by its place in the list."""
+# One axis of a sweep: its name (for messages) and its values, each a set of config overrides.
+Axis = tuple[str, list[dict[str, Any]]]
+
+
+def _checked(base: Experiment, name: str, values: list[dict[str, Any]]) -> None:
+    """Each value of an axis applied alone to the experiment; the first that is refused names
+    its place, e.g. `sweep.routing.q_thld1.2: -1 is out of range; allowed: ...`."""
+    for index, overrides in enumerate(values):
+        try:
+            with_overrides(base, overrides)
+        except UserError as exc:
+            message = exc.message
+            if len(overrides) == 1:
+                (key,) = overrides
+                message = message.removeprefix(f"{key}: ")
+            raise UserError(f"sweep.{name}.{index}: {message}") from None
+
+
+def _axes(base: Experiment, spec: SweepSpec) -> tuple[list[Axis], list[str]]:
+    """The sweep's axes in crossing order (routings, traffics, the keys, zips, points, loads,
+    seeds; the experiment's own value where a list is not given), each checked on the
+    experiment; and the swept config keys that become coordinates."""
+    seeds = spec.seeds
+    if spec.seed_count is not None:
+        seeds = [base.seed + i for i in range(spec.seed_count)]
     lists = {
-        "routings": spec.routings if spec.routings is not None else [base.routing.algorithm],
-        "traffics": spec.traffics if spec.traffics is not None else [base.traffic.pattern],
-        "loads": spec.loads if spec.loads is not None else [base.traffic.load],
-        "seeds": spec.seeds if spec.seeds is not None else [base.seed],
+        "routings": ("routing.algorithm", spec.routings, base.routing.algorithm),
+        "traffics": ("traffic.pattern", spec.traffics, base.traffic.pattern),
     }
-    for name, values in lists.items():
-        if not values:
+    axes: list[Axis] = []
+    for name, (key, values, own) in lists.items():
+        if values is not None and not values:
             raise UserError(f"sweep.{name}: empty list; give at least one value")
+        axes.append((name, [{key: v} for v in (values if values is not None else [own])]))
+    keys: list[str] = []
+    for key, values in (spec.axes or {}).items():
+        axes.append((key, [{key: v} for v in values]))
+        keys.append(key)
+    for index, group in enumerate(spec.zips or []):
+        length = len(next(iter(group.values())))
+        axes.append((f"zip.{index}", [{k: v[i] for k, v in group.items()} for i in range(length)]))
+        keys += list(group)
+    if spec.points:
+        axes.append(("points", [dict(p) for p in spec.points]))
+        keys += [key for p in spec.points for key in p]
+    for name, key, values, own in (
+        ("loads", "traffic.load", spec.loads, base.traffic.load),
+        ("seeds", "seed", seeds, base.seed),
+    ):
+        if values is not None and not values:
+            raise UserError(f"sweep.{name}: empty list; give at least one value")
+        axes.append((name, [{key: v} for v in (values if values is not None else [own])]))
     count = 1
-    for values in lists.values():
+    for _, values in axes:
         count *= len(values)
     if count > MAX_POINTS:
-        sizes = " x ".join(str(len(values)) for values in lists.values())
-        raise UserError(
-            f"sweep: {count} points (routings x traffics x loads x seeds = {sizes}); "
-            f"at most {MAX_POINTS}"
-        )
-    if spec.traffics is not None:
-        for index, traffic in enumerate(spec.traffics):
-            try:
-                with_overrides(base, {"traffic.pattern": traffic})
-            except UserError as exc:
-                message = exc.message.removeprefix("traffic.pattern: ")
-                raise UserError(f"sweep.traffics.{index}: {message}") from None
-    return lists
+        sizes = " x ".join(f"{len(values)} {name}" for name, values in axes)
+        raise UserError(f"sweep: {count} points ({sizes}); at most {MAX_POINTS}")
+    for name, values in axes:
+        # The four lists' values are checked by SweepSpec (patterns only on the network).
+        if name in ("routings", "loads", "seeds") or (name, spec.traffics) == ("traffics", None):
+            continue
+        _checked(base, name, values)
+    coordinates = [k for k in dict.fromkeys(keys) if ALIASES.get(k) is None]
+    return axes, coordinates
+
+
+def _canonical_value(experiment: Experiment, key: str) -> Any:
+    """`key`'s value in the experiment's canonical form (None where it has none: a parameter
+    of another routing)."""
+    value: Any = experiment.canonical()
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def expand(base: Experiment, spec: SweepSpec) -> list[Point]:
-    """All points of the sweep, in routing, traffic, load, seed order, duplicates removed."""
-    lists = _sweep_lists(base, spec)
+    """All points of the sweep, in routing, traffic, swept keys, load, seed order, duplicates
+    (equal canonical forms) removed. A point's coordinates are routing, traffic, load, seed
+    and each swept key's canonical value."""
+    axes, keys = _axes(base, spec)
     points: dict[str, Point] = {}
-    for routing, traffic, load, seed in product(*lists.values()):
-        experiment = with_overrides(
-            base,
-            {
-                "routing.algorithm": routing,
-                "traffic.pattern": traffic,
-                "traffic.load": float(load),
-                "seed": seed,
-            },
-        )
+    for combination in product(*(values for _, values in axes)):
+        overrides: dict[str, Any] = {}
+        for part in combination:
+            overrides.update(part)
+        overrides["traffic.load"] = float(overrides["traffic.load"])
+        try:
+            experiment = with_overrides(base, overrides)
+        except UserError as exc:
+            shown = ", ".join(f"{k}={_show(v)}" for k, v in overrides.items())
+            raise UserError(f"sweep point ({shown}): {exc.message}") from None
         coords = {
             "routing": experiment.routing.algorithm,
             "traffic": experiment.pattern_label(),
             "load": experiment.traffic.load,
             "seed": experiment.seed,
         }
+        coords.update({key: _canonical_value(experiment, key) for key in keys})
         point = Point(coords, experiment)
         points.setdefault(point.key, point)
     return list(points.values())
@@ -216,9 +270,29 @@ def prepare_store(points: Sequence[Point], store: Store, report: SweepProgress) 
     store.create()
     for note in store.set_aside_unreadable():
         report.note(note)
-    stored = [record["config"] for record in store.points()]
-    check_new_points(store.root, stored, [point.experiment.canonical() for point in points])
+    records = store.points()
+    axes = set(axes_of(records)) | {k for p in points for k in p.coords if k not in COORDINATES}
+    stored = [record["config"] for record in records]
+    new = [point.experiment.canonical() for point in points]
+    check_new_points(store.root, stored, new, axes)
     return store.done_hashes()
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What becomes of a point whose worker failed (died, raised outside the engine, was lost
+    by the cluster) or ran past `timeout_s`: it is run again up to `retries` times, then
+    recorded as failed. A point the engine refuses (a deadlock, a bad configuration) fails at
+    once: it would fail again."""
+
+    retries: int = 0
+    timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.retries < 0:
+            raise UserError(f"cluster.retries: {self.retries} is out of range; allowed: >= 0")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise UserError(f"cluster.timeout_s: {self.timeout_s} is out of range; allowed: > 0")
 
 
 def run_sweep(
@@ -229,73 +303,131 @@ def run_sweep(
     runner: Runner = run_engine,
     executor_factory: ExecutorFactory = process_pool,
     console: Console | None = None,
+    policy: Policy | None = None,
 ) -> SweepOutcome:
     """Run every point not yet in `store`; `console=None` shows no progress (notes still go to
-    stderr). Raises `Interrupted` on SIGINT or SIGTERM, after ending the running points.
+    stderr). Raises `Interrupted` on SIGINT or SIGTERM, after ending the running points. The
+    store's summary tables are written when the sweep ends (interrupted or not).
 
     `runner` must be picklable (a module-level function) for the default process pool.
     """
     if jobs < 1:
         raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
+    policy = policy or Policy()
     report = sweep_progress(console)
     done = prepare_store(points, store, report)
-    todo = deque(point for point in points if point.key not in done)
+    todo = deque((point, 0) for point in points if point.key not in done)
     outcome = SweepOutcome(points=list(points), skipped=len(points) - len(todo))
+    finished: set[str] = set()
 
     def finish(point: Point, result: dict[str, Any], seconds: float) -> None:
+        if point.key in finished:
+            return  # a late duplicate (a cancelled attempt that completed after all)
+        finished.add(point.key)
         message = _record(point, result, store)
         outcome.ran += 1
         if message is not None:
             outcome.failures.append((point, message))
         report.point(point.label(), seconds, message)
 
+    def retry(point: Point, attempt: int, message: str) -> bool:
+        if attempt >= policy.retries:
+            return False
+        outcome.retried += 1
+        report.note(
+            f"note: {point.label()}: {message}; retrying (attempt {attempt + 2} of "
+            f"{policy.retries + 1})"
+        )
+        todo.append((point, attempt + 1))
+        return True
+
     with _Signals().installed() as signals:
         report.start(len(points), outcome.skipped)
         try:
-            _drive(todo, jobs, runner, executor_factory, finish, signals)
+            _drive(todo, jobs, runner, executor_factory, finish, retry, signals, policy)
         finally:
             report.close()
+            store.write_summary()
     if signals.signum is not None:
         saved = len(store.done_hashes() & {point.key for point in points})
         raise Interrupted(signals.signum, saved, len(points))
     return outcome
 
 
-Pending = dict[Future[dict[str, Any]], tuple[Point, float]]
+@dataclass
+class _Attempt:
+    point: Point
+    attempt: int
+    started: float
+
+
+Pending = dict[Future[dict[str, Any]], _Attempt]
 
 
 def _drive(
-    todo: deque[Point],
+    todo: deque[tuple[Point, int]],
     jobs: int,
     runner: Runner,
     executor_factory: ExecutorFactory,
     finish: Callable[[Point, dict[str, Any], float], None],
+    retry: Callable[[Point, int, str], bool],
     signals: _Signals,
+    policy: Policy,
 ) -> None:
     """Keep at most `jobs` points in flight until all are done or a signal arrives."""
     pending: Pending = {}
     pool = executor_factory(jobs)
+
+    def settle(attempt: _Attempt, result: dict[str, Any], retryable: bool) -> None:
+        seconds = time.monotonic() - attempt.started
+        if retryable and retry(attempt.point, attempt.attempt, str(result["error"])):
+            return
+        finish(attempt.point, result, seconds)
+
     try:
         while (todo or pending) and signals.signum is None:
             while todo and len(pending) < jobs:
-                point = todo.popleft()
+                point, attempt = todo.popleft()
                 future = pool.submit(execute_point, runner, point.experiment.to_engine_json())
-                pending[future] = (point, time.monotonic())
+                pending[future] = _Attempt(point, attempt, time.monotonic())
             finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             if signals.signum is not None:
                 break  # the workers that died with the signal are no failures of their points
             for future in finished:
-                point, started = pending.pop(future)
-                finish(point, _outcome(future), time.monotonic() - started)
+                attempt = pending.pop(future)
+                settle(attempt, *_outcome(future))
+            if policy.timeout_s is not None:
+                now = time.monotonic()
+                late = [f for f, a in pending.items() if now - a.started > policy.timeout_s]
+                for future in late:
+                    attempt = pending.pop(future)
+                    _abort(pool, future)
+                    error = f"timed out after {policy.timeout_s:g} s"
+                    settle(attempt, {"error": error}, True)
     finally:
         _stop(pool, pending, finish, keep=signals.signum is not None)
 
 
-def _outcome(future: Future[dict[str, Any]]) -> dict[str, Any]:
+def _abort(pool: Executor, future: Future[Any]) -> None:
+    """End one point's attempt: its process (the local pool) or its task (Dask)."""
+    abort = getattr(pool, "abort", None)
+    if abort is not None:
+        abort(future)
+    else:
+        future.cancel()
+
+
+def _outcome(future: Future[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+    """The point's outcome, and whether a failure lies with the worker, not the point (so that
+    another attempt may succeed): a dead or lost worker, an executor error."""
     try:
-        return future.result()
+        return future.result(), False
     except WorkerDied as exc:
-        return {"error": str(exc)}
+        return {"error": str(exc)}, True
+    except CancelledError:
+        return {"error": "cancelled by the executor"}, True
+    except Exception as exc:  # the executor's own failures (Dask: KilledWorker, lost comms)
+        return {"error": f"{type(exc).__name__}: {exc}"}, True
 
 
 def _stop(pool: Executor, pending: Pending, finish: Callable[..., None], *, keep: bool) -> None:
@@ -307,7 +439,7 @@ def _stop(pool: Executor, pending: Pending, finish: Callable[..., None], *, keep
         # of a point that finished just before, which is saved below.
         wait(pending, timeout=POLL_S * 10)
     if keep:
-        for future, (point, started) in pending.items():
+        for future, attempt in pending.items():
             if future.done() and not future.cancelled() and future.exception() is None:
-                finish(point, future.result(), time.monotonic() - started)
+                finish(attempt.point, future.result(), time.monotonic() - attempt.started)
     pool.shutdown(wait=True, cancel_futures=True)

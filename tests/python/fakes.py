@@ -54,3 +54,37 @@ def die_at_half_load(config_json: str) -> dict[str, Any]:
     if json.loads(config_json)["traffic"]["load"] == 0.5:
         os._exit(1)
     return fake_result(config_json)
+
+
+# The directory where the runners below leave their marks (set by the test before the workers
+# start: Dask's worker processes inherit the environment).
+MARKS = "DFLAB_TEST_MARKS"
+
+
+def _mark(name: str) -> bool:
+    """Create the mark `name`; False if it was there already."""
+    try:
+        os.close(os.open(os.path.join(os.environ[MARKS], name), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return False
+    return True
+
+
+def die_once_at_half_load(config_json: str) -> dict[str, Any]:
+    """Kills its worker process (as a crash or the OOM killer would) the first time it runs a
+    point of load 0.5; every call leaves a mark `call-<pid>-<n>`."""
+    config = json.loads(config_json)
+    calls = len(os.listdir(os.environ[MARKS]))
+    _mark(f"call-{os.getpid()}-{calls}-{config['traffic']['load']}")
+    if config["traffic"]["load"] == 0.5 and _mark("died"):
+        os._exit(1)
+    return fake_result(config_json)
+
+
+def hang_once_at_half_load(config_json: str) -> dict[str, Any]:
+    """Sleeps far past any test's timeout the first time it runs a point of load 0.5."""
+    import time
+
+    if json.loads(config_json)["traffic"]["load"] == 0.5 and _mark("hung"):
+        time.sleep(30)
+    return fake_result(config_json)

@@ -101,24 +101,26 @@ def _sweep(root: Path, seeds: list[int]) -> Store:
     return store
 
 
-def test_several_seeds_get_min_max_bars(tmp_path: Path) -> None:
+def test_several_seeds_get_confidence_interval_bars(tmp_path: Path) -> None:
     one = latency_throughput_figure(_sweep(tmp_path / "one", [1]).summary_frame())
     assert one.get_axes()[0].containers == []
     two = latency_throughput_figure(_sweep(tmp_path / "two", [1, 2]).summary_frame())
     (bars,) = two.get_axes()[0].containers
-    spans = [(round(a[1], 4), round(b[1], 4)) for a, b in bars.lines[2][0].get_segments()]
+    spans = [(a[1], b[1]) for a, b in bars.lines[2][0].get_segments()]
     # MIN's fake latency: 1000 ns / (1 - load / 1.1), x 1.1 (seed 1) and x 1.2 (seed 2), in µs.
-    assert spans == [
-        (1.21, 1.32),
-        (round(1.1 / (1 - 0.5 / 1.1), 4), round(1.2 / (1 - 0.5 / 1.1), 4)),
-    ]
+    # Two seeds a, b: mean ± t(0.975, 1) |a - b| / 2, t(0.975, 1) = 12.7062047 (tables).
+    # A lower end at or below 0 would be cut at a tenth of the mean (log axis).
+    pairs = [(1.21, 1.32), (1.1 / (1 - 0.5 / 1.1), 1.2 / (1 - 0.5 / 1.1))]
+    for span, (a, b) in zip(spans, pairs, strict=True):
+        mean, half = (a + b) / 2, 12.7062047 * (b - a) / 2
+        assert span == pytest.approx((max(mean / 10, mean - half), mean + half), rel=1e-6)
 
 
 def test_title_names_network_windows_and_seeds(store: Store) -> None:
     title = store_figure(store)._suptitle.get_text()
     assert "dfly(2,4,2,9) absolute, 72 nodes" in title
     assert "warm-up 20 µs, measured 50 µs" in title
-    assert "2 seeds per point (mean; bars: min-max)" in title
+    assert "2 seeds per point (mean; bars: 95 % CI)" in title
 
 
 @requires_engine

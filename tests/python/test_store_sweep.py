@@ -273,7 +273,8 @@ def test_store_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
     finally:
         os.umask(old)
     files = [path for path in store.root.rglob("*") if path.is_file()]
-    assert len(files) == 6 + 6 + 3  # points, series, store.json and two summaries
+    # points, series, store.json, the journal, two summaries and two aggregates
+    assert len(files) == 6 + 6 + 1 + 1 + 4
     assert {stat.S_IMODE(path.stat().st_mode) for path in files} == {0o666 & ~umask}
 
 
