@@ -164,7 +164,9 @@ class DaskBackend(Backend):
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                scheduler_kwargs={"dashboard": False},
+                # The workers ignore SIGINT: the sweep alone decides what an interrupt does.
+                preload=["dflab.dask_worker"],
             )
             self._what = f"Dask LocalCluster of {workers} workers"
         elif kind == "address":

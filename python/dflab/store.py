@@ -43,7 +43,8 @@ import io
 import json
 import os
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ from dflab.store_config import check_stored
 
 COORDINATES: tuple[str, ...] = ("routing", "traffic", "load", "seed")
 JOURNAL = "journal.jsonl"
+# A temporary file this old was left by a writer killed while writing it.
+STALE_TEMP_S = 3600.0
 # Seeds span the whole u64 range the engine accepts (Int64 would refuse those >= 2**63).
 _COORD_TYPES = {"routing": pl.String, "traffic": pl.String, "load": pl.Float64, "seed": pl.UInt64}
 _PY_TO_POLARS = {"float": pl.Float64, "int": pl.Int64}
@@ -154,6 +157,7 @@ class Store:
         self.series_dir = self.root / "series"
         self.failed_dir = self.root / "failed"
         self.corrupt_dir = self.root / "corrupt"
+        self._created = False
 
     @property
     def manifest(self) -> Path:
@@ -168,10 +172,10 @@ class Store:
         if not self.manifest.exists():
             manifest = {"engine_semantics": ENGINE_SEMANTICS, "hash_schema": Experiment.HASH_SCHEMA}
             atomic_write(self.manifest, _json_bytes(manifest))
+        self._created = True
 
     def check_semantics(self) -> None:
         """A UserError if the store holds results of another engine semantics."""
-        has_points = self.points_dir.is_dir() and any(self.points_dir.glob("*.json"))
         if self.manifest.exists():
             try:
                 made = json.loads(self.manifest.read_text("utf-8"))
@@ -180,7 +184,9 @@ class Store:
                     f"result store file '{self.manifest}' is unreadable: {exc}"
                 ) from None
             found = (made.get("engine_semantics"), made.get("hash_schema"))
-        elif has_points:
+        elif any(
+            not name.startswith(".") and name.endswith(".json") for name in _names(self.points_dir)
+        ):
             found = (None, None)
         else:
             return
@@ -199,6 +205,24 @@ class Store:
     def done_hashes(self) -> set[str]:
         """Hashes of finished points: what a resumed sweep skips."""
         return {path.stem for path in _json_files(self.points_dir)}
+
+    def remove_stale_temp_files(self, older_than_s: float = STALE_TEMP_S) -> int:
+        """Delete the temporary files that a writer killed in the middle of a write left (a
+        live writer's exist for milliseconds); how many."""
+        removed = 0
+        now = time.time()
+        for directory in (self.root, self.points_dir, self.series_dir, self.failed_dir):
+            for name in list(_names(directory)):
+                if not (name.startswith(".") and name.endswith(".tmp")):
+                    continue
+                path = directory / name
+                try:
+                    if now - path.stat().st_mtime > older_than_s:
+                        path.unlink()
+                        removed += 1
+                except FileNotFoundError:
+                    pass  # another sweep removed it
+        return removed
 
     def set_aside_unreadable(self) -> list[str]:
         """Move point files that cannot be read (cut short, edited by hand) to corrupt/, so that
@@ -224,7 +248,8 @@ class Store:
     def save_point(self, record: dict[str, Any], series: pl.DataFrame | None = None) -> None:
         """Persist one finished point: series first, JSON next (= commit), then its journal
         line. O(1): the summary tables are written by `write_summary` (at the end of a sweep)."""
-        self.create()
+        if not self._created:  # once per Store object: checking lists points/
+            self.create()
         key = record["hash"]
         if series is not None:
             buffer = io.BytesIO()
@@ -237,7 +262,8 @@ class Store:
         (self.failed_dir / f"{key}.json").unlink(missing_ok=True)
 
     def save_failure(self, record: dict[str, Any]) -> None:
-        self.create()
+        if not self._created:
+            self.create()
         atomic_write(self.failed_dir / f"{record['hash']}.json", _json_bytes(record))
 
     def _read_dir(self, directory: Path) -> list[dict[str, Any]]:
@@ -406,11 +432,21 @@ def _point_problem(path: Path) -> str | None:
     return f"lacks {', '.join(missing)}" if missing else None
 
 
+def _names(directory: Path) -> Iterator[str]:
+    """The entries of `directory`, lazily (none if it does not exist)."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                yield entry.name
+    except (FileNotFoundError, NotADirectoryError):
+        return
+
+
 def _json_files(directory: Path) -> list[Path]:
     """The `*.json` files of `directory`, sorted (none if it does not exist)."""
     try:
         names = os.listdir(directory)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
     return [
         directory / name

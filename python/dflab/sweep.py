@@ -268,6 +268,7 @@ def prepare_store(points: Sequence[Point], store: Store, report: SweepProgress) 
     """Make the store, or check that it may take these points (engine semantics, one
     configuration) and set its unreadable points aside; the hashes of the points it holds."""
     store.create()
+    store.remove_stale_temp_files()
     for note in store.set_aside_unreadable():
         report.note(note)
     records = store.points()

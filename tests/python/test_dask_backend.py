@@ -3,7 +3,11 @@ worker that dies, a task that fails or hangs: every point ends in the store exac
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import polars as pl
@@ -204,3 +208,55 @@ def test_the_cluster_extra_is_pinned_and_in_dev() -> None:
     assert [req.split("==")[0] for req in extras["cluster"]] == ["distributed", "dask-jobqueue"]
     assert all("==" in req for req in extras["cluster"])
     assert set(extras["cluster"]) <= set(extras["dev"])
+
+
+def test_the_saturation_search_runs_on_dask_too(tmp_path: Path) -> None:
+    from dflab.saturation import Criterion, grid, search
+
+    spec = SweepSpec(routings=["MIN", "VALn"], traffics=["ur"], seed_count=2)
+    with _dask() as dask:
+        results = search(
+            Experiment(),
+            spec,
+            Store(tmp_path / "sat"),
+            loads=grid(0.05, 1.0, 0.05),
+            criterion=Criterion(),
+            jobs=2,
+            runner=fake_result,
+            executor_factory=dask.factory,
+            policy=dask.spec.policy(),
+        )
+    found = {(r.routing, r.seed): r.load for r in results}
+    assert found == {("MIN", 1): 0.6, ("MIN", 2): 0.6, ("VALn", 1): 0.45, ("VALn", 2): 0.45}
+
+
+@requires_engine
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_to_the_group_stops_a_dask_sweep(tmp_path: Path, signum: int) -> None:
+    """As on the local pool: the Dask workers ignore SIGINT, the sweep cancels its points,
+    closes the cluster, keeps the finished points and says so; no process is left."""
+    from test_sweep_cli import _group, _no_group_left, _start_sweep, _wait_for
+
+    proc, log = _start_sweep(tmp_path, "--scheduler", "local:2")
+    try:
+        points = tmp_path / "results" / "interrupt" / "points"
+        saved = lambda: len(list(points.glob("*.json"))) if points.is_dir() else 0  # noqa: E731
+        assert _wait_for(lambda: saved() == 2, 60), log.read_text()
+        started = time.monotonic()
+        os.killpg(proc.pid, signum)
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - started
+        print(f"\n{signal.Signals(signum).name}: stopped in {took:.2f} s, exit {code}")
+        assert code == 128 + signum and took < 20
+        assert _no_group_left(proc.pid) == []
+    finally:
+        for pid in _group(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    err = log.read_text()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    name = signal.Signals(signum).name
+    assert f"error: interrupted ({name}); 2 of 4 points saved; rerun" in err
+    frame = pl.read_parquet(tmp_path / "results" / "interrupt" / "summary.parquet")
+    assert frame["load"].to_list() == [0.001, 0.002]
