@@ -164,6 +164,8 @@ class DaskBackend(Backend):
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
+                # No dashboard; the scheduler's HTTP server on a free port (8787 may be taken).
+                dashboard_address=":0",
                 scheduler_kwargs={"dashboard": False},
                 # The workers ignore SIGINT: the sweep alone decides what an interrupt does.
                 preload=["dflab.dask_worker"],
