@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from concurrent.futures import CancelledError, Executor, Future, InvalidStateError
 from typing import Annotated, Any
 
@@ -31,6 +32,8 @@ from dflab.errors import UserError
 from dflab.pool import default_jobs
 from dflab.sweep import ExecutorFactory, Policy, process_pool
 
+# How often the sweep asks the scheduler how many worker threads the cluster has.
+CAPACITY_EVERY_S = 5.0
 # Pinned with the `cluster` extra of pyproject.toml.
 INSTALL_HINT = "pip install 'dflab[cluster]'"
 
@@ -248,6 +251,18 @@ class DaskPool(Executor):
         self._client = client
         self._tasks: dict[Future[Any], Any] = {}
         self._lock = threading.Lock()
+        self._threads, self._asked = 0, -CAPACITY_EVERY_S
+
+    def capacity(self) -> int:
+        """The cluster's worker threads now (asked of the scheduler every few seconds): the
+        sweep keeps that many points in flight, so that workers joining later (batch jobs
+        that start) are used too."""
+        now = time.monotonic()
+        if now - self._asked >= CAPACITY_EVERY_S:
+            self._asked = now
+            with contextlib.suppress(Exception):  # the scheduler is away: keep the last count
+                self._threads = sum(self._client.nthreads().values())
+        return self._threads
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
         if kwargs:

@@ -375,9 +375,11 @@ def _drive(
     signals: _Signals,
     policy: Policy,
 ) -> None:
-    """Keep at most `jobs` points in flight until all are done or a signal arrives."""
+    """Keep at most `jobs` points in flight (more if the executor's `capacity()` has grown
+    past it: workers that joined a Dask cluster) until all are done or a signal arrives."""
     pending: Pending = {}
     pool = executor_factory(jobs)
+    capacity = getattr(pool, "capacity", lambda: jobs)
 
     def settle(attempt: _Attempt, result: dict[str, Any], retryable: bool) -> None:
         seconds = time.monotonic() - attempt.started
@@ -387,7 +389,8 @@ def _drive(
 
     try:
         while (todo or pending) and signals.signum is None:
-            while todo and len(pending) < jobs:
+            limit = max(jobs, capacity()) if todo else jobs
+            while todo and len(pending) < limit:
                 point, attempt = todo.popleft()
                 future = pool.submit(execute_point, runner, point.experiment.to_engine_json())
                 pending[future] = _Attempt(point, attempt, time.monotonic())

@@ -58,6 +58,7 @@ def test_a_sweep_on_two_dask_workers_equals_the_local_one(tmp_path: Path) -> Non
     with _dask() as dask:
         assert dask.describe() == "Dask LocalCluster of 2 workers"
         assert dask.default_jobs() == 2
+        assert dask.factory(1).capacity() == 2  # points in flight follow the cluster's threads
         store = Store(tmp_path / "dask")
         outcome = run_sweep(
             points, store, jobs=2, runner=fake_result, executor_factory=dask.factory
