@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 from dflab.config_types import Number, Pattern, Section, choice
 
 ENGINE_SEMANTICS = 2
-ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'PAR', 'Q-adaptive', 'Q-routing')
+ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
     'VALg': (),
@@ -21,6 +21,8 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'UGAL-G-path': ('intermediate',),
+    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight'),
+    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
     'Q-routing': ('epsilon', 'learning_rate', 'learning_rate2', 'max_q', 'q_truncate', 'q_update'),
@@ -75,16 +77,22 @@ class Network(Section):
 class Routing(Section):
     """The routing algorithm and its parameters; only the chosen algorithm's parameters apply."""
 
-    active_threshold: int | None = Field(None, ge=0, le=4294967295, description="A router's flow to a group is active with more packets than this in the window (ICS'24: 5 in BookSim, 3 in CODES). (Applies to UGAL-LE.)")
+    active_threshold: int | None = Field(None, ge=0, le=4294967295, description="A router's flow to a group is active with more packets than this in the window (ICS'24: 5 in BookSim, 3 in CODES). (Applies to UGAL-LE, EDGB.)")
     adaptive_threshold: Number | None = Field(None, ge=0.0, description='Non-minimal iff `q_min > floor(adaptive_threshold · q_nm)` (UGALg, UGALn, PAR). (Applies to UGALg, UGALn, PAR.)')
-    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
+    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
     bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L, UGAL-LE.)')
+    chan_global_cycles: Number | None = Field(None, description=' (Applies to DGB, EDGB.)')
+    chan_local_cycles: Number | None = Field(None, description="Wire cycles of an extra local / global hop in the exploration's channel difference (default: the network's link latencies in cycles). (Applies to DGB, EDGB.)")
+    epoch_cycles: Number | None = Field(None, ge=0.0, le=1000000000.0, description='A (destination, port) bias is trained at least this often when used (cycles). (Applies to DGB, EDGB.)')
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
+    eta: Number | None = Field(None, ge=0.0, le=1000.0, description="Learning rate `η` of the bias step (the fork's 0.25; ICS'24 uses 0.1). (Applies to DGB, EDGB.)")
+    explore_rate: Number | None = Field(None, ge=0.0, le=1000.0, description='Scale of the exploration step `p·explore_rate·chan_diff`. (Applies to DGB, EDGB.)')
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
-    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, PAR.)')
-    intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, PAR.)")
+    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR.)')
+    intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, DGB, EDGB, PAR.)")
     learning_rate: Number | None = Field(None, gt=0.0, le=1.0, description='α, the learning rate for targets below the current Q (good news). (Applies to Q-adaptive, Q-routing.)')
     learning_rate2: Number | None = Field(None, gt=0.0, le=1.0, description='β, the learning rate for targets at or above the current Q (bad news). (Applies to Q-adaptive, Q-routing.)')
+    local_q_scale: Number | None = Field(None, ge=0.0, le=1000.0, description="Factor on the local first port's occupancy when the other candidate's is global (default: the global:local input-buffer ratio, the fork's hard-coded 8 on its 256:32 buffers). (Applies to DGB, EDGB.)")
     max_q: int | None = Field(None, ge=0, le=32, description='Router hops decided by the Q-table before minimal routing (VCs = max_q + 3). (Applies to Q-routing.)')
     min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L, UGAL-LE.)')
     nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
@@ -92,9 +100,10 @@ class Routing(Section):
     q_thld2: Number | None = Field(None, description='Relative threshold at the first router of an intermediate group. (Applies to Q-adaptive.)')
     q_truncate: bool | None = Field(None, description="Truncate Q to whole ns after each update (the reference's int64 tables). (Applies to Q-adaptive, Q-routing.)")
     q_update: Annotated[str, AfterValidator(choice(('hysteretic', 'plain')))] | None = Field(None, description='Hysteretic (α/β) or plain (α only) update. (Applies to Q-adaptive, Q-routing.)')
+    remove_inflight: bool | None = Field(None, description="Latency estimates and residuals on net occupancies, without the flits and credits on the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads. (Applies to DGB, EDGB.)")
     vc_layout: Annotated[str, AfterValidator(choice(('reference', 'booksim')))] | None = Field(None, description="Which VCs the hops take: the Q-adaptive reference code's, or BookSim2's. (Applies to MIN.)")
     vcs: int | None = Field(None, ge=1, le=64, description='Force the number of VCs; fewer than the algorithm needs are allowed (deadlock studies): its VCs above are folded onto the last.')
-    window_ns: Number | None = Field(None, gt=0.0, le=1000000000.0, description="The contention counters' sliding window (ICS'24: 500 cycles in BookSim, 500 ns in CODES). (Applies to UGAL-LE.)")
+    window_ns: Number | None = Field(None, gt=0.0, le=1000000000.0, description="The contention counters' sliding window (ICS'24: 500 cycles in BookSim, 500 ns in CODES). (Applies to UGAL-LE, EDGB.)")
 
 
 class Traffic(Section):
@@ -112,6 +121,7 @@ class Run(Section):
     """The run: a warm-up, then the measured window; per-window series; checks."""
 
     check: bool = Field(False, description="Check the model's invariants every simulated µs (slower; results are the same).")
+    decision_probes: bool = Field(False, description="Series probes of the source decisions (ICS'24 Fig. 17): `min_path_queue_sum` and `min_path_packets`, the total occupancy of the output ports along each new inter-group packet's minimal path when it reaches its source router (every VC; the mean is their ratio), and, from UGAL-L, UGAL-LE, DGB and EDGB, `min_estimate_sum` and `source_decisions`, the minimal candidate's estimate their rule compares.")
     measure_us: Number = Field(50.0, gt=0.0, le=1000000000.0, description='Simulated time measured (at least 1 ps).')
     warmup_us: Number = Field(20.0, ge=0.0, le=1000000000.0, description="Simulated time before measuring (at most 10^9 us: the picosecond clock's range, with room for every sum the engine makes).")
     watchdog_us: Number = Field(50.0, gt=0.0, le=1000000000.0, description='Report a deadlock when no packet moves for this long (checked at the end of each window of the global-link latency, so a shorter value means one such window).')

@@ -57,6 +57,7 @@ __all__ = [
 # before the key keeps its keys and its points.
 LATER_DEFAULTS: dict[str, Any] = {
     "run.whole_ns_latency": False,
+    "run.decision_probes": False,
     "network.timing": "link-busy",
     "network.router_pipeline": "standard",
     "network.credit_delay_cycles": 2,

@@ -45,7 +45,7 @@ def test_defaults_are_the_documented_ones() -> None:
         },
         "run": {
             "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,
-            "whole_ns_latency": False, "watchdog_us": 50.0,
+            "whole_ns_latency": False, "decision_probes": False, "watchdog_us": 50.0,
         },
     }  # fmt: skip
     ugal = validate(Experiment, {"routing": {"algorithm": "ugaln"}}).canonical()["routing"]
@@ -188,7 +188,9 @@ def test_several_problems_are_counted_in_one_line() -> None:
 
 
 def test_presets_registry_and_paper_parameters() -> None:
-    assert presets.names() == ["qadaptive-1056", "qadaptive-2550", "ugal-le-1056", "ugal-le-288"]
+    assert presets.names() == [
+        "booksim-dgb-1056", "qadaptive-1056", "qadaptive-2550", "ugal-le-1056", "ugal-le-288",
+    ]  # fmt: skip
     small, large = preset("qadaptive-1056"), preset("qadaptive-2550")
     assert (small.topology_label(), small.nodes()) == ("dfly(4,8,4,33)", 1056)
     assert (large.topology_label(), large.nodes()) == ("dfly(5,10,5,51)", 2550)
@@ -205,8 +207,19 @@ def test_presets_registry_and_paper_parameters() -> None:
         assert experiment.topology.arrangement == "absolute"
 
 
+def test_booksim_dgb_preset_is_the_dgb_forks_network() -> None:
+    e = preset("booksim-dgb-1056")
+    net = e.network
+    assert (e.topology_label(), e.routing.algorithm) == ("dfly(4,8,4,33)", "DGB")
+    assert (net.timing, net.router_pipeline) == ("booksim", "single-cycle")
+    assert net.credit_delay_cycles == 0
+    assert (net.input_buffer_flits, net.global_buffer_flits) == (32, 256)
+    assert net.xbar_bw_gbps / net.local_bw_gbps == pytest.approx(1.6)
+    assert (net.local_latency_ns, net.global_latency_ns) == (10.0, 100.0)
+
+
 def test_unknown_preset_lists_the_allowed_names() -> None:
-    with pytest.raises(UserError, match=r"preset: 'nope' is not allowed; allowed: qadaptive-1056"):
+    with pytest.raises(UserError, match=r"'nope' is not allowed; allowed: booksim-dgb-1056"):
         preset("nope")
 
 

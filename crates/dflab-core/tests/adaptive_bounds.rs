@@ -14,7 +14,7 @@ use dflab_core::routing::registry::declared_bounds;
 use dflab_core::topology::Topology;
 
 /// (name, VCs, max router hops)
-const BOUNDS: [(&str, usize, usize); 8] = [
+const BOUNDS: [(&str, usize, usize); 10] = [
     ("MIN", 2, 3),
     ("UGALg", 3, 5),
     ("UGALn", 4, 6),
@@ -22,6 +22,8 @@ const BOUNDS: [(&str, usize, usize); 8] = [
     ("UGAL-LE", 4, 6),
     ("UGAL-G", 3, 5),
     ("UGAL-G-path", 4, 6),
+    ("DGB", 4, 6),
+    ("EDGB", 4, 6),
     ("PAR", 5, 7),
 ];
 

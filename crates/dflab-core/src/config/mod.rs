@@ -229,6 +229,12 @@ pub enum Intermediate {
     /// Uniform over all routers; a draw in the source or destination group leaves the packet
     /// without a non-minimal candidate, so it goes minimally (BookSim `adaptive_intm = 1`).
     Any,
+    /// As `any`, but when the intermediate group's router that the source group's link reaches
+    /// is also the one linked to the destination group, that router: the path then crosses
+    /// the intermediate group without a local hop (the DGB fork's `GetIntmNode`, second
+    /// scheme; with parallel links, the first link of each pair).
+    #[serde(rename = "any-shortcut")]
+    AnyShortcut,
 }
 
 /// Routing of packets whose source and destination routers share a group.
@@ -342,6 +348,12 @@ pub struct RunConfig {
     /// (`getCurrentSimTimeNano()` at the send and at the head's arrival), for comparisons with
     /// SST; the default keeps the picosecond stamps.
     pub whole_ns_latency: bool,
+    /// Series probes of the source decisions (ICS'24 Fig. 17): `min_path_queue_sum` and
+    /// `min_path_packets`, the total occupancy of the output ports along each new inter-group
+    /// packet's minimal path when it reaches its source router (every VC; the mean is their
+    /// ratio), and, from UGAL-L, UGAL-LE, DGB and EDGB, `min_estimate_sum` and
+    /// `source_decisions`, the minimal candidate's estimate their rule compares.
+    pub decision_probes: bool,
     /// Report a deadlock when no packet moves for this long (checked at the end of each
     /// window of the global-link latency, so a shorter value means one such window).
     #[schemars(range(max = 1.0e9), extend("exclusiveMinimum" = 0.0))]
@@ -356,6 +368,7 @@ impl Default for RunConfig {
             window_us: 1.0,
             check: false,
             whole_ns_latency: false,
+            decision_probes: false,
             watchdog_us: 50.0,
         }
     }

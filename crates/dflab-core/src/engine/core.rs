@@ -63,6 +63,8 @@ pub struct Core {
     pub nic: Nics,
     pub stats: Stats,
     pub probes: Probes,
+    /// With `run.decision_probes`: the first of the two minimal-path probes.
+    pub min_path_probe: Option<usize>,
     pub acct: Accounting,
     pub check: CheckState,
     /// The routing part of a new packet's header (the routing's default header).
@@ -109,6 +111,7 @@ impl Core {
             nic: Nics::new(nodes, t.in_caps[0], cfg.seed),
             stats,
             probes,
+            min_path_probe: None,
             acct: Accounting::default(),
             check: CheckState {
                 on: check,

@@ -26,7 +26,7 @@ use crate::network::fabric::Fabric;
 use crate::network::{Packet, PacketId, RoutingArea};
 use crate::routing::ctx::Signals;
 use crate::routing::{Dest, Hooks, Outbox, Rng, Routing, NO_PORT};
-use crate::stats::{Execution, ProbeResults, Probes, Series, Summary};
+use crate::stats::{Execution, ProbeKind, ProbeResults, ProbeSpec, Probes, Series, Summary};
 use crate::topology::Topology;
 use crate::units::{ps_to_us, us_to_ps, Time};
 use crate::workload::{Synthetic, Traffic, Workload, WorkloadCtx};
@@ -158,6 +158,15 @@ impl<R: Routing> Simulation<R> {
             fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);
         }
         let mut specs = routing.probes();
+        let min_path_probe = cfg.run.decision_probes.then(|| {
+            specs.push(ProbeSpec::new(
+                "min_path_queue_sum",
+                ProbeKind::Series,
+                "flits on the minimal paths of new packets",
+            ));
+            specs.push(ProbeSpec::new("min_path_packets", ProbeKind::Series, "new inter-group packets"));
+            specs.len() - 2
+        });
         let probe_base = specs.len();
         specs.extend(traffic.probes());
         let probes = Probes::new(specs, routers, t.warm, t.end, us_to_ps(cfg.run.window_us).max(1));
@@ -189,6 +198,7 @@ impl<R: Routing> Simulation<R> {
         if core.t.booksim {
             core.nic.per_vc(vcs, in_cap);
         }
+        core.min_path_probe = min_path_probe;
         let hold_deliveries = traffic.wants_deliveries();
         let space = Vec::new();
         Ok(Simulation {

@@ -56,6 +56,10 @@ struct State {
     out_flits: u32,
     /// The sender is blocked on credits and waits for a return to wake it (see `watch`).
     watched: bool,
+    /// Flits of this VC that sit in the downstream input buffer (arrived, credit not yet
+    /// returned), saturating; kept only for routings that read net occupancies
+    /// ([`crate::routing::Hooks::NET_OCCUPANCY`]). In the state's padding: no extra line.
+    landed: u16,
 }
 
 impl State {
@@ -116,7 +120,9 @@ fn unpack(v: u64) -> (Time, u32) {
 impl CreditLedger {
     /// `queues` VC queues whose downstream buffers hold `cap` flits.
     pub fn new(queues: usize, cap: u32) -> CreditLedger {
-        let empty = State { newest: 0, free: cap, pending: 0, head: 0, len: 0, out_flits: 0, watched: false };
+        let empty =
+            State { newest: 0, free: cap, pending: 0, head: 0, len: 0, out_flits: 0, watched: false, landed: 0 };
+        const { assert!(std::mem::size_of::<State>() == 32) };
         CreditLedger {
             cap,
             caps: [cap; 4],
@@ -303,6 +309,28 @@ impl CreditLedger {
     #[inline]
     pub fn occupancy(&self, q: usize, now: Time) -> u32 {
         self.state[q].out_flits + (self.cap_of(q) - self.free_at(q, now))
+    }
+
+    /// Net occupancy of VC queue `q`: output-buffer flits plus the flits in the downstream input
+    /// buffer, without the flits and credits still on the wires (what the DGB code's
+    /// `GetUsedCredit − GetInFlight` estimates). Kept only with [`Self::land`]/[`Self::unland`].
+    #[inline]
+    pub fn net_occupancy(&self, q: usize) -> u32 {
+        self.state[q].out_flits + self.state[q].landed as u32
+    }
+
+    /// `flits` of VC queue `q` arrived in the downstream input buffer.
+    #[inline]
+    pub fn land(&mut self, q: usize, flits: u32) {
+        let s = &mut self.state[q];
+        s.landed = s.landed.saturating_add(flits.min(u16::MAX as u32) as u16);
+    }
+
+    /// `flits` of VC queue `q` left the downstream input buffer (their credits start back).
+    #[inline]
+    pub fn unland(&mut self, q: usize, flits: u32) {
+        let s = &mut self.state[q];
+        s.landed = s.landed.saturating_sub(flits.min(u16::MAX as u32) as u16);
     }
 
     /// Mark (or unmark) the queue's sender as waiting for a return. The flag lives with the

@@ -58,6 +58,14 @@ impl<R: Routing> Simulation<R> {
                 self.core.check.inflight_flits[ui] -= flits;
             }
         }
+        if host && self.core.min_path_probe.is_some() {
+            self.probe_min_path(router, id);
+        }
+        if R::HOOKS.has(Hooks::NET_OCCUPANCY) && !host {
+            let (ur, up) = inp.peer;
+            let ui = self.fab.qidx(ur, up, vc as usize);
+            self.fab.credits.land(ui, flits);
+        }
         if self.core.t.booksim {
             return self.arrive_booksim(router, port, vc, id, qi, hint);
         }
@@ -339,6 +347,42 @@ impl<R: Routing> Simulation<R> {
         }
     }
 
+    /// `run.decision_probes`: the total occupancy (output buffer and used credits, every VC) of
+    /// the output ports along the minimal path of packet `id`, new at its source `router` (with
+    /// parallel links between groups, the path by the first gateway).
+    #[inline(never)]
+    fn probe_min_path(&mut self, router: u32, id: PacketId) {
+        let (topo, vcs, now) = (&self.core.topo, self.fab.vcs, self.core.now);
+        let dst = self.core.pkts.get(id).dst_router;
+        if topo.group_of(dst) == topo.group_of(router) {
+            return;
+        }
+        let (mut r, mut total) = (router, 0u64);
+        while r != dst {
+            let port = match topo.minimal_first_port(r, dst) {
+                Some((port, _)) => port,
+                None => {
+                    // Parallel links: the first gateway's.
+                    let grp = topo.group_of(r);
+                    let (gi, k) = topo.gateways(grp, topo.group_of(dst))[0];
+                    let gw = grp * topo.a as u32 + gi as u32;
+                    if gw == r {
+                        topo.first_global_port() + k
+                    } else {
+                        topo.local_port_to(r, gw, grp)
+                    }
+                }
+            };
+            let q = (r as usize * topo.radix + port as usize) * vcs;
+            total += (0..vcs).map(|vc| self.fab.credits.occupancy(q + vc, now) as u64).sum::<u64>();
+            let Some((next, _)) = topo.peer(r, port) else { return };
+            r = next;
+        }
+        let p = self.core.min_path_probe.expect("called with the probe on");
+        self.core.probes.add(p, router, now, total);
+        self.core.probes.add(p + 1, router, now, 1);
+    }
+
     /// The packet left input (port, vc): its credits travel back upstream. They are recorded
     /// with their arrival time; only a sender blocked on credits gets a wake-up event.
     /// `class`, `peer` and `peer_queues` are those of the input port's line.
@@ -360,6 +404,9 @@ impl<R: Routing> Simulation<R> {
         } else {
             let (ur, up) = peer;
             let uq = peer_queues as usize + vc;
+            if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+                self.fab.credits.unland(uq, flits);
+            }
             let now = self.core.now;
             let at = now + self.core.t.credit_lat[class];
             if class == 2 && self.core.cross {

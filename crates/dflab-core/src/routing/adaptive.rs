@@ -56,6 +56,15 @@ pub fn draw_intermediate(
             let grp = view.topo.group_of(r);
             (grp != src_group && grp != dst_group).then_some(r)
         }
+        Intermediate::AnyShortcut => {
+            let r = draw_intermediate(view, Intermediate::Any, src_group, dst_group, rng)?;
+            let topo = view.topo;
+            let grp = topo.group_of(r);
+            let (si, k) = topo.gateways(src_group, grp)[0];
+            let entry = topo.peer(src_group * topo.a as u32 + si as u32, topo.first_global_port() + k).map(|(e, _)| e);
+            let exit = grp * topo.a as u32 + topo.gateways(grp, dst_group)[0].0 as u32;
+            Some(if entry == Some(exit) { exit } else { r })
+        }
     }
 }
 

@@ -70,6 +70,15 @@ impl<'a> RouterView<'a> {
         (0..self.vcs).map(|vc| self.occupancy(port, vc)).sum()
     }
 
+    /// Net occupancy of a port over every VC: output-buffer flits plus the flits sitting in
+    /// the downstream input buffer, without those on the wires either way (needs
+    /// [`Hooks::NET_OCCUPANCY`]; 0 downstream without it).
+    #[inline]
+    pub fn port_net_occupancy(&self, port: u16) -> u32 {
+        let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;
+        (0..self.vcs).map(|vc| self.credits.net_occupancy(base + vc)).sum()
+    }
+
     /// Whether the packet being routed entered the network at this router.
     #[inline]
     pub fn is_source_router(&self) -> bool {
@@ -98,6 +107,13 @@ impl OracleView<'_> {
     #[inline]
     pub fn port_occupancy(&self, router: u32, port: u16) -> u32 {
         (0..self.vcs).map(|vc| self.occupancy(router, port, vc)).sum()
+    }
+
+    /// [`RouterView::port_net_occupancy`] of any router's port.
+    #[inline]
+    pub fn port_net_occupancy(&self, router: u32, port: u16) -> u32 {
+        let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
+        (0..self.vcs).map(|vc| self.credits.net_occupancy(base + vc)).sum()
     }
 }
 

@@ -14,6 +14,7 @@ use crate::config::{Arrangement, TopologyConfig};
 use crate::network::{CreditLedger, Packet, RoutingArea};
 use crate::stats::Probes;
 use crate::topology::Topology;
+use crate::units::Time;
 
 pub struct Net {
     pub topo: Topology,
@@ -21,6 +22,8 @@ pub struct Net {
     pub in_cap: u32,
     /// Per (router, port, vc).
     pub credits: CreditLedger,
+    /// The time every view reads (0 unless a test moves it).
+    pub now: Time,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +64,7 @@ impl Net {
     pub fn of(topo: Topology) -> Net {
         let vcs = 8;
         let n = topo.routers() * topo.radix * vcs;
-        Net { topo, vcs, in_cap: 20, credits: CreditLedger::new(n, 20) }
+        Net { topo, vcs, in_cap: 20, credits: CreditLedger::new(n, 20), now: 0 }
     }
 
     /// Make `flits` of congestion visible on (router, port, vc) as used credits.
@@ -70,8 +73,16 @@ impl Net {
         self.credits.set_free(i, self.in_cap - flits);
     }
 
+    /// Make `flits` of (router, port, vc) sit in the downstream input buffer (the net occupancy
+    /// of [`crate::routing::Hooks::NET_OCCUPANCY`]).
+    pub fn set_landed(&mut self, router: u32, port: u16, vc: usize, flits: u32) {
+        let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
+        self.credits.unland(i, u32::MAX);
+        self.credits.land(i, flits);
+    }
+
     pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {
-        RouterView::new(&self.topo, router, in_port, 0, self.vcs, &self.credits)
+        RouterView::new(&self.topo, router, in_port, self.now, self.vcs, &self.credits)
     }
 
     /// A context at `router` (arrival on `in_port`) with the given state, stream and scratch.
@@ -162,6 +173,14 @@ impl<R: Routing> Harness<R> {
         let cx =
             &mut self.net.ctx(router, in_port, &mut self.states[router as usize], &mut self.rng, &mut self.scratch);
         self.alg.on_depart(cx, pkt);
+        std::mem::take(&mut self.scratch.out.sends)
+    }
+
+    /// `on_deliver` of `pkt` at its destination router; returns the messages it sent.
+    pub fn deliver(&mut self, pkt: &Packet) -> Vec<(super::Dest, R::Msg)> {
+        let (router, port) = (pkt.dst_router, self.net.topo.host_port_of_node(pkt.dst));
+        let cx = &mut self.net.ctx(router, port, &mut self.states[router as usize], &mut self.rng, &mut self.scratch);
+        self.alg.on_deliver(cx, pkt);
         std::mem::take(&mut self.scratch.out.sends)
     }
 

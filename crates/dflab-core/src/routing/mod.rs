@@ -11,6 +11,9 @@
 pub mod adaptive;
 pub mod contention;
 pub mod ctx;
+pub mod dgb;
+pub mod dgb_table;
+pub mod edgb;
 pub mod harness;
 pub mod minimal;
 pub mod par;
@@ -70,6 +73,9 @@ impl Hooks {
     /// The routing reads other routers' state instantly ([`Ctx::oracle`]) or sends messages
     /// faster than any link: an idealised reference, sequential only.
     pub const ORACLE: Hooks = Hooks(64);
+    /// The engine keeps, per output VC, the flits sitting in the downstream input buffer, for
+    /// [`RouterView::net_occupancy`] (two counter updates per hop).
+    pub const NET_OCCUPANCY: Hooks = Hooks(128);
 
     pub const fn with(self, other: Hooks) -> Hooks {
         Hooks(self.0 | other.0)

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::adaptive::AdaptiveParams;
+use super::dgb::{dgb, DgbParams};
+use super::edgb::{edgb, EdgbParams};
 use super::minimal::{Minimal, MinimalParams};
 use super::par::Par;
 use super::q_adaptive::QAdaptive;
@@ -118,10 +120,12 @@ algorithms! {
     "VALn" | "val" | "valiant" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_router()),
     "UGALg" | "ugal-3vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_group(p)),
     "UGALn" | "ugal-n" | "ugal-4vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_router(p)),
-    "UGAL-L" => UgalLParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalL::new(p)),
-    "UGAL-LE" => UgalLeParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalLe::new(p)),
+    "UGAL-L" => UgalLParams => |cx: &BuildCtx, p| Ok::<_, Error>(UgalL::new(p).with_probes(cx.exp.run.decision_probes)),
+    "UGAL-LE" => UgalLeParams => |cx: &BuildCtx, p| Ok::<_, Error>(UgalLe::new(p).with_probes(cx.exp.run.decision_probes)),
     "UGAL-G" => UgalGParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalGlobal::new(p)),
     "UGAL-G-path" => UgalGPathParams => |_: &BuildCtx, p| Ok::<_, Error>(UgalGlobalPath::new(p)),
+    "DGB" => DgbParams => |cx: &BuildCtx, p| dgb(cx.topo, cx.exp, p),
+    "EDGB" => EdgbParams => |cx: &BuildCtx, p| edgb(cx.topo, cx.exp, p),
     "PAR" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Par::new(p)),
     "Q-adaptive" | "qadaptive" => QAdaptiveParams =>
         |cx: &BuildCtx, p| Ok::<_, Error>(QAdaptive::new(cx.topo, QParams::adaptive(&p, &cx.exp.network))),

@@ -40,6 +40,7 @@ use super::valiant::{hdr_mut, Layout, ValiantHeader, LAYOUT_N, TO_DESTINATION};
 use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
 use crate::config::{Intermediate, IntraGroup, RoutingParams};
 use crate::network::Packet;
+use crate::stats::{ProbeKind, ProbeSpec};
 use crate::topology::Topology;
 
 const LAYOUT: Layout = LAYOUT_N;
@@ -99,14 +100,48 @@ pub struct UgalL {
     bias: f64,
     min_candidates: usize,
     nonmin_candidates: usize,
+    /// `run.decision_probes`: count the minimal estimates of source decisions.
+    probes: bool,
 }
 
-/// One candidate path: its first port, its length and its port's occupancy.
+/// The series probes of source decisions (`run.decision_probes`, ICS'24 Fig. 17a): probe 0 sums
+/// the minimal candidate's estimate as the rule compares it, probe 1 counts the decisions.
+pub(crate) fn decision_probe_specs(on: bool) -> Vec<ProbeSpec> {
+    if !on {
+        return Vec::new();
+    }
+    vec![
+        ProbeSpec::new("min_estimate_sum", ProbeKind::Series, "minimal estimates of source decisions (flits x hops)"),
+        ProbeSpec::new("source_decisions", ProbeKind::Series, "source decisions between two candidates"),
+    ]
+}
+
+/// Count a source decision's minimal estimate (declared by [`decision_probe_specs`]).
+#[inline]
+pub(crate) fn count_decision<R: Routing>(cx: &mut Ctx<'_, R>, on: bool, estimate: Option<f64>) {
+    if let (true, Some(e)) = (on, estimate) {
+        cx.count(0, e.max(0.0).round() as u64);
+        cx.count(1, 1);
+    }
+}
+
+/// One candidate path: its first port, its length and its port's occupancy (every VC).
 #[derive(Debug, Clone, Copy)]
-struct Candidate {
-    port: u16,
-    hops: u32,
-    q: u32,
+pub(crate) struct Candidate {
+    pub port: u16,
+    pub hops: u32,
+    pub q: u32,
+}
+
+/// The two candidates of a source decision: the best minimal and the best Valiant path (to
+/// intermediate router `ir`), and whether the minimal one leaves by this router's own global
+/// link.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Choice {
+    pub min: Candidate,
+    pub nm: Candidate,
+    pub ir: u32,
+    pub direct: bool,
 }
 
 /// What UGAL-LE adds to a minimal candidate's estimate `q_m · H_m` (ICS'24 Algorithm 2): given
@@ -144,7 +179,14 @@ impl UgalL {
             min_candidates: params.min_candidates,
             nonmin_candidates: params.nonmin_candidates,
             params,
+            probes: false,
         }
+    }
+
+    /// With the decision probes of `run.decision_probes` when `on`.
+    pub fn with_probes(mut self, on: bool) -> UgalL {
+        self.probes = on;
+        self
     }
 
     /// The best of `min_candidates` gateways toward the destination group, drawn without
@@ -198,13 +240,40 @@ impl UgalL {
     }
 
     /// The source router's decision, with `extra`'s penalty on the minimal side (none for
-    /// UGAL-L itself).
+    /// UGAL-L itself), and the minimal estimate it compared (None without two candidates).
     pub(crate) fn decide_at_source(
         &self,
         view: &RouterView,
         pkt: &mut Packet,
         rng: &mut Rng,
         extra: &impl MinimalPenalty,
+    ) -> (Hop, Option<f64>) {
+        let mut estimate = None;
+        let hop = self.decide_with(view, pkt, rng, |ch, _| match self.params.form {
+            UgalForm::HopWeighted => {
+                let (q_m, q_nm) =
+                    candidate_occupancy(view, ch.min.port, ch.nm.port, LAYOUT.vc.to_destination, LAYOUT.vc.to_group);
+                let penalty = extra.penalty(q_m, ch.direct);
+                estimate = Some((q_m as u64 * ch.min.hops as u64) as f64 + penalty);
+                minimal_wins(q_m, ch.min.hops, q_nm, ch.nm.hops, self.bias - penalty)
+            }
+            UgalForm::Booksim => {
+                estimate = Some(ch.min.q as f64);
+                minimal_wins(ch.min.q, 1, ch.nm.q, 2, BOOKSIM_THRESHOLD + self.bias)
+            }
+        });
+        (hop, estimate)
+    }
+
+    /// The source router's decision by `minimal`, which sees both candidates (and the router's
+    /// random stream) and says whether the minimal one wins; the candidates are drawn as
+    /// UGAL-L draws them. Intra-group packets never reach `minimal`.
+    pub(crate) fn decide_with(
+        &self,
+        view: &RouterView,
+        pkt: &mut Packet,
+        rng: &mut Rng,
+        mut minimal: impl FnMut(&Choice, &mut Rng) -> bool,
     ) -> Hop {
         let topo = view.topo;
         hdr_mut(pkt).phase = TO_DESTINATION;
@@ -222,15 +291,7 @@ impl UgalL {
         }
         let (min, direct) = self.best_minimal(view, pkt, rng);
         if let Some((nm, ir)) = self.best_nonminimal(view, pkt, rng) {
-            let minimal = match self.params.form {
-                UgalForm::HopWeighted => {
-                    let (q_m, q_nm) =
-                        candidate_occupancy(view, min.port, nm.port, LAYOUT.vc.to_destination, LAYOUT.vc.to_group);
-                    minimal_wins(q_m, min.hops, q_nm, nm.hops, self.bias - extra.penalty(q_m, direct))
-                }
-                UgalForm::Booksim => minimal_wins(min.q, 1, nm.q, 2, BOOKSIM_THRESHOLD + self.bias),
-            };
-            if !minimal {
+            if !minimal(&Choice { min, nm, ir, direct }, rng) {
                 LAYOUT.start_valiant(topo, pkt, ir);
                 return Hop { port: nm.port, vc: LAYOUT.vc.to_group };
             }
@@ -261,9 +322,15 @@ impl Routing for UgalL {
 
     fn router_state(&self, _topo: &Topology, _router: u32) {}
 
+    fn probes(&self) -> Vec<ProbeSpec> {
+        decision_probe_specs(self.probes)
+    }
+
     fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
         if cx.view.is_source_router() && pkt.hops == 0 {
-            return self.decide_at_source(&cx.view, pkt, cx.rng, &NoPenalty);
+            let (hop, estimate) = self.decide_at_source(&cx.view, pkt, cx.rng, &NoPenalty);
+            count_decision(cx, self.probes, estimate);
+            return hop;
         }
         self.next_hop(&cx.view, pkt, cx.rng)
     }

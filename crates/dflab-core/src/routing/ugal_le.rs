@@ -28,11 +28,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::contention::ContentionCounters;
-use super::ugal_l::{MinimalPenalty, UgalL, UgalLParams};
+use super::ugal_l::{count_decision, decision_probe_specs, MinimalPenalty, UgalL, UgalLParams};
 use super::valiant::ValiantHeader;
 use super::{Ctx, Hooks, Hop, NoMsg, Routing, VcCounts};
 use crate::config::{Intermediate, IntraGroup, RoutingParams};
 use crate::network::Packet;
+use crate::stats::ProbeSpec;
 use crate::topology::Topology;
 use crate::units::{ns_to_ps, Time};
 
@@ -79,6 +80,7 @@ impl RoutingParams for UgalLeParams {}
 
 pub struct UgalLe {
     inner: UgalL,
+    probes: bool,
     window: Time,
     threshold: u32,
 }
@@ -93,7 +95,13 @@ impl UgalLe {
             intra_group: p.intra_group,
             ..UgalLParams::default()
         });
-        UgalLe { inner, window: ns_to_ps(p.window_ns).max(1), threshold: p.active_threshold }
+        UgalLe { inner, probes: false, window: ns_to_ps(p.window_ns).max(1), threshold: p.active_threshold }
+    }
+
+    /// With the decision probes of `run.decision_probes` when `on`.
+    pub fn with_probes(mut self, on: bool) -> UgalLe {
+        self.probes = on;
+        self
     }
 }
 
@@ -125,6 +133,10 @@ impl Routing for UgalLe {
         self.inner.max_hops()
     }
 
+    fn probes(&self) -> Vec<ProbeSpec> {
+        decision_probe_specs(self.probes)
+    }
+
     fn router_state(&self, topo: &Topology, _router: u32) -> ContentionCounters {
         ContentionCounters::new(topo.a, topo.g, self.window, self.threshold)
     }
@@ -144,7 +156,9 @@ impl Routing for UgalLe {
         if cx.view.is_source_router() && pkt.hops == 0 {
             let j = cx.view.topo.group_of(pkt.dst_router);
             let c = if j == cx.view.group { 0 } else { cx.state.contention(cx.view.now, j as usize) };
-            return self.inner.decide_at_source(&cx.view, pkt, cx.rng, &Contention(c));
+            let (hop, estimate) = self.inner.decide_at_source(&cx.view, pkt, cx.rng, &Contention(c));
+            count_decision(cx, self.probes, estimate);
+            return hop;
         }
         self.inner.next_hop(&cx.view, pkt, cx.rng)
     }

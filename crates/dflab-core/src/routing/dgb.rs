@@ -1,0 +1,637 @@
+//! DGB — decoupled, gradient-descent-based bias (Kasan, Kim, Yi, Kim, ISCA'22), as its public
+//! code does it (hanskasan/booksim2, branch `sst-macro` 8d00456e, `networks/dragonfly.cpp` and
+//! `routers/iq_router.cpp` with `DGB_ON`, default modes `DGB_IDEAL`, `T_EST_END2END`,
+//! `DECOUPLING`); and EDGB (Chaulagain & Yuan, ICS'24 §5.1.2), DGB with UGAL-LE's contention
+//! term. Both decide once per inter-group packet at the source router, between one minimal and
+//! one Valiant candidate (UGAL-L's candidates and 4-VC layout, `ugal_l.rs`):
+//!
+//! * **Decision**: minimal iff `H_min·q_min ≤ ⌊H_nm·(q_nm + b)⌋⁺`, with `q` the first ports'
+//!   whole occupancies, `b` the rounded bias of (destination router, non-minimal first port)
+//!   and, when exactly one of the two first ports is global, the local one's `q` multiplied by
+//!   `local_q_scale`. The fork hard-codes 8, its network's 256:32 global:local buffer ratio;
+//!   dflab's default is the configured ratio (8 there, 1 with equal buffers as in ICS'24).
+//! * **Latency samples at the source** (recorded with the decision): `T = ⌊q + q_g + d + H⌋`,
+//!   at least `H`, when the destination's residual `d` has arrived, else `q + (H − 1)·q_g`;
+//!   `q_g` is the occupancy of the global port by which the path leaves the source group (read
+//!   at the gateway router). When both candidates share their first port, the chosen packet
+//!   also gives the other class a sample, `max(q + (H − 1)·q_g, H)`, if that class has feedback.
+//! * **Residual at the destination router** (as the packet leaves for its node):
+//!   `d = elapsed − Σwire − H − Σq_src`: the cycles since the source's decision that the wire
+//!   latencies, one cycle per hop and the occupancies met in the source group do not explain.
+//!   It reaches the source router at once (the fork's `DGB_IDEAL`; so DGB is an oracle and runs
+//!   one partition), keyed per destination for minimal packets and per (destination, first
+//!   port) for non-minimal ones.
+//! * **Training** before each decision: `dgb_table.rs`.
+//!
+//! EDGB (`EDGB`) adds `q_min·max(C − 1, 0)` to `H_min·q_min` when the source router has no
+//! global link to the destination group (`C` from its own contention counters,
+//! `contention.rs`, as UGAL-LE); its latency samples are DGB's. Decisions recorded in
+//! `docs/ugal-le.md`.
+//!
+//! Deviations from the fork, each an option or a documented approximation:
+//! * The samples, residuals and emergency estimates read net occupancies (output buffer plus
+//!   the downstream input buffer: exactly what the fork's `GetUsedCredit − GetInFlight`
+//!   estimates with a 2×latency window of sent flits); `remove_inflight = false` reads the raw
+//!   ones. The decision and the exploration's vacancy read raw occupancies, as the fork does.
+//! * The non-minimal residual is keyed per (destination, first port) at the source, as the
+//!   fork's learnsets average it; the fork keeps it per global port at the destination between
+//!   learnsets, which `DGB_IDEAL` hands over after every sample anyway.
+//! * The fork's special residual for a non-minimal packet that shares the minimal first port
+//!   (a second-hop occupancy sample) is not modelled.
+//! * The exploration's channel difference uses the network's link latencies (the fork's
+//!   constants 10 and 100 cycles are its network's); `chan_local_cycles`/`chan_global_cycles`
+//!   set them. Samples are recorded at the decision, not when the tail leaves the router.
+//! * Only the `ideal` feedback transport; the fork's `DGB_PIGGYBACK` is not modelled.
+//! * Candidates and VCs are UGAL-L's. The intermediate is drawn as the fork's `GetIntmNode`
+//!   does (`intermediate = "any-shortcut"`, the default): any router, and the intermediate
+//!   group's entry router when it is also its exit toward the destination group. A draw in the
+//!   destination group leaves the packet minimal; the fork then routes it through that
+//!   group's drawn router (a local detour behind the same global link). The fork numbers the
+//!   VCs differently (minimal packets on VC0 in the source group).
+
+use bytemuck::{Pod, Zeroable};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::contention::ContentionCounters;
+use super::dgb_table::{table_bytes, DgbTable, Learning, Observation};
+use super::ugal_l::{count_decision, decision_probe_specs, Choice, UgalL, UgalLParams};
+use super::valiant::ValiantHeader;
+use super::{Ctx, Dest, Hooks, Hop, OracleView, RouterView, Routing, VcCounts, NO_PORT};
+use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
+use crate::error::{Error, Result};
+use crate::network::Packet;
+use crate::stats::ProbeSpec;
+use crate::topology::{LinkClass, Topology};
+use crate::units::{ns_to_ps, transfer_ps, Time};
+
+/// The parameters of DGB (defaults: the fork's constants).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct DgbParams {
+    /// Learning rate `η` of the bias step (the fork's 0.25; ICS'24 uses 0.1).
+    #[schemars(range(min = 0.0, max = 1000.0))]
+    pub eta: f64,
+    /// A (destination, port) bias is trained at least this often when used (cycles).
+    #[schemars(range(min = 0.0, max = 1.0e9))]
+    pub epoch_cycles: f64,
+    /// Scale of the exploration step `p·explore_rate·chan_diff`.
+    #[schemars(range(min = 0.0, max = 1000.0))]
+    pub explore_rate: f64,
+    /// Factor on the local first port's occupancy when the other candidate's is global
+    /// (default: the global:local input-buffer ratio, the fork's hard-coded 8 on its 256:32
+    /// buffers).
+    #[schemars(range(min = 0.0, max = 1000.0))]
+    pub local_q_scale: Option<f64>,
+    /// Wire cycles of an extra local / global hop in the exploration's channel difference
+    /// (default: the network's link latencies in cycles).
+    pub chan_local_cycles: Option<f64>,
+    pub chan_global_cycles: Option<f64>,
+    /// How the Valiant intermediate router is drawn (`any-shortcut`: the fork's `GetIntmNode`).
+    pub intermediate: Intermediate,
+    /// Intra-group packets (minimal by default).
+    pub intra_group: IntraGroup,
+    /// Latency estimates and residuals on net occupancies, without the flits and credits on
+    /// the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads.
+    pub remove_inflight: bool,
+}
+
+impl Default for DgbParams {
+    fn default() -> DgbParams {
+        DgbParams {
+            eta: 0.25,
+            epoch_cycles: 50.0,
+            explore_rate: 0.25,
+            local_q_scale: None,
+            chan_local_cycles: None,
+            chan_global_cycles: None,
+            intermediate: Intermediate::AnyShortcut,
+            intra_group: IntraGroup::Minimal,
+            remove_inflight: true,
+        }
+    }
+}
+
+impl RoutingParams for DgbParams {}
+
+/// The packet fields of DGB: UGAL-L's Valiant fields first (UGAL-L's path code reads them
+/// there), then what the destination needs for the residual.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DgbHeader {
+    pub valiant: ValiantHeader,
+    /// The non-minimal candidate's first port (the bias key of a non-minimal residual).
+    pub nm_port: u16,
+    /// Σ occupancy of the output ports taken in the source group (saturating).
+    pub q_src: u16,
+    /// When the source router decided.
+    pub decided_at: Time,
+    /// 1 if the packet carries a residual back (an inter-group packet with two candidates).
+    pub train: u8,
+    pub _pad: [u8; 7],
+}
+
+/// A residual handed from a destination router to a source router.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Residual {
+    /// The destination router that measured it.
+    pub from: u32,
+    /// The non-minimal packet's first port at the source, or [`NO_PORT`] for a minimal packet.
+    pub port: u16,
+    pub d: f32,
+}
+
+/// One router's DGB state, and EDGB's contention counters.
+pub struct DgbState {
+    pub table: DgbTable,
+    pub counters: Option<ContentionCounters>,
+}
+
+/// EDGB's contention counters' settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Contention {
+    pub window: Time,
+    pub threshold: u32,
+}
+
+/// DGB (`E = false`) or EDGB (`E = true`, `edgb.rs`).
+pub struct Dgb<const E: bool> {
+    inner: UgalL,
+    learning: Learning,
+    local_q_scale: f64,
+    /// The flit time of a local link (ps): DGB's cycle.
+    cycle_ps: f64,
+    /// Link latencies in cycles: the residual's wire, and the exploration's channel difference.
+    wire: [f64; 2],
+    chan: [f64; 2],
+    contention: Option<Contention>,
+    remove_inflight: bool,
+    probes: bool,
+}
+
+impl<const E: bool> Dgb<E> {
+    pub(crate) fn build(
+        topo: &Topology,
+        exp: &Experiment,
+        p: DgbParams,
+        contention: Option<Contention>,
+    ) -> Result<Dgb<E>> {
+        let ports = topo.radix - topo.first_local_port() as usize;
+        let bytes = table_bytes(topo.routers(), ports) as f64 * topo.routers() as f64;
+        if bytes > 4.0 * (1u64 << 30) as f64 {
+            return Err(Error::Config {
+                field: "routing.algorithm".into(),
+                message: format!(
+                    "DGB keeps a bias per (destination router, port) at every router: {:.1} GiB for {} routers \
+                     (at most 4 GiB); use a smaller network",
+                    bytes / (1u64 << 30) as f64,
+                    topo.routers()
+                ),
+            });
+        }
+        let net = &exp.network;
+        let cycle_ps = transfer_ps(net.flit_bytes as u64, net.local_bw_gbps).max(1) as f64;
+        let cycles = |ns: f64| ns * 1000.0 / cycle_ps;
+        let wire = [cycles(net.local_latency_ns), cycles(net.global_latency_ns)];
+        let chan = [p.chan_local_cycles.unwrap_or(wire[0]), p.chan_global_cycles.unwrap_or(wire[1])];
+        let inner = UgalL::new(UgalLParams {
+            intermediate: p.intermediate,
+            intra_group: p.intra_group,
+            ..UgalLParams::default()
+        });
+        let common = net.input_buffer_flits;
+        let learning = Learning {
+            eta: p.eta,
+            explore_rate: p.explore_rate,
+            epoch: (p.epoch_cycles * cycle_ps).round() as Time,
+            local_buffer: net.local_buffer_flits.unwrap_or(common),
+            global_buffer: net.global_buffer_flits.unwrap_or(common),
+        };
+        let ratio = learning.global_buffer as f64 / learning.local_buffer.max(1) as f64;
+        let local_q_scale = p.local_q_scale.unwrap_or(ratio);
+        let remove_inflight = p.remove_inflight;
+        let probes = exp.run.decision_probes;
+        Ok(Dgb { inner, learning, local_q_scale, cycle_ps, wire, chan, contention, remove_inflight, probes })
+    }
+
+    /// What the source router sees of the two candidates.
+    fn observe(&self, view: &RouterView, oracle: &OracleView, ch: &Choice, dest: u32) -> Observation {
+        let topo = view.topo;
+        let net = self.remove_inflight;
+        let (min_global, [q_min_g, q_min_g_net]) = exit_occupancy(view, oracle, ch.min.port, topo.group_of(dest), net);
+        let (_, [q_nm_g, q_nm_g_net]) = exit_occupancy(view, oracle, ch.nm.port, topo.group_of(ch.ir), net);
+        let q_net = |port: u16, raw: u32| if net { view.port_net_occupancy(port) } else { raw };
+        // Two global hops against one; the rest are local.
+        let extra_local = ch.nm.hops as f64 - 2.0 - (ch.min.hops as f64 - 1.0);
+        Observation {
+            dest,
+            nm_port: ch.nm.port,
+            min_global,
+            h_min: ch.min.hops,
+            h_nm: ch.nm.hops,
+            q_min: ch.min.q,
+            q_nm: ch.nm.q,
+            q_min_g,
+            q_nm_g,
+            q_min_net: q_net(ch.min.port, ch.min.q),
+            q_nm_net: q_net(ch.nm.port, ch.nm.q),
+            q_min_g_net,
+            q_nm_g_net,
+            chan_diff: extra_local * self.chan[0] + self.chan[1],
+        }
+    }
+
+    /// The decision rule (EDGB's term with contention factor `c`; DGB passes 0), and the
+    /// minimal side it compared.
+    fn minimal_wins(&self, o: &Observation, nm_global: bool, bias: f64, c: u32) -> (bool, f64) {
+        let (mut q_m, mut q_nm) = (o.q_min as f64, o.q_nm as f64);
+        if o.min_global && !nm_global {
+            q_nm *= self.local_q_scale;
+        }
+        if !o.min_global && nm_global {
+            q_m *= self.local_q_scale;
+        }
+        let mut min_hq = o.h_min as f64 * q_m;
+        if !o.min_global {
+            min_hq += q_m * c.saturating_sub(1) as f64;
+        }
+        let nm_hq = (o.h_nm as f64 * (q_nm + bias)).trunc().max(0.0);
+        (min_hq <= nm_hq, min_hq)
+    }
+
+    /// The source router's decision, training and samples.
+    fn decide(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        let view = &cx.view;
+        let (now, dest) = (view.now, pkt.dst_router);
+        let oracle = cx.oracle();
+        let dst_group = view.topo.group_of(dest);
+        let state = &mut *cx.state;
+        let c = match &mut state.counters {
+            Some(cc) if dst_group != view.group => cc.contention(now, dst_group as usize),
+            _ => 0,
+        };
+        let table = &mut state.table;
+        let (mut seen, mut estimate) = (None, None);
+        let hop = self.inner.decide_with(view, pkt, cx.rng, |ch, rng| {
+            let o = self.observe(view, &oracle, ch, dest);
+            table.train(now, &o, &self.learning, rng);
+            let nm_global = view.topo.class_of_port(ch.nm.port) == LinkClass::Global;
+            let (minimal, min_hq) = self.minimal_wins(&o, nm_global, table.bias(dest, ch.nm.port), c);
+            (seen, estimate) = (Some((o, ch.min.port == ch.nm.port, minimal)), Some(min_hq));
+            minimal
+        });
+        if let Some((o, same_port, minimal)) = seen {
+            record_samples(table, &o, same_port, minimal);
+            let q = self.src_queue(view, hop.port);
+            let h = pkt.hdr_mut::<DgbHeader>();
+            *h = DgbHeader { nm_port: o.nm_port, q_src: q, decided_at: now, train: 1, ..*h };
+        }
+        count_decision(cx, self.probes, estimate);
+        hop
+    }
+}
+
+impl<const E: bool> Dgb<E> {
+    /// The occupancy the residual subtracts for a source-group hop by `port`.
+    fn src_queue(&self, view: &RouterView, port: u16) -> u16 {
+        let q = if self.remove_inflight { view.port_net_occupancy(port) } else { view.port_occupancy(port) };
+        q.min(u16::MAX as u32) as u16
+    }
+}
+
+/// Whether `port` of the deciding router is global, and the occupancy (raw, and net if `net`
+/// else raw again) of the global port by which a path through `port` leaves the group toward
+/// `group`.
+fn exit_occupancy(view: &RouterView, oracle: &OracleView, port: u16, group: u32, net: bool) -> (bool, [u32; 2]) {
+    let topo = view.topo;
+    let (router, exit) = if topo.class_of_port(port) == LinkClass::Global {
+        (view.router, port)
+    } else {
+        let Some((gateway, _)) = topo.peer(view.router, port) else { return (false, [0, 0]) };
+        let index = topo.index_in_group(gateway);
+        let Some(gw) = topo.gateways(view.group, group).iter().find(|gw| gw.0 as u32 == index) else {
+            return (false, [0, 0]);
+        };
+        (gateway, topo.first_global_port() + gw.1)
+    };
+    let raw = oracle.port_occupancy(router, exit);
+    let global = router == view.router;
+    (global, [raw, if net { oracle.port_net_occupancy(router, exit) } else { raw }])
+}
+
+/// The fork's latency estimate with feedback `d`, or from the occupancies alone.
+fn estimate(q: u32, q_g: u32, h: u32, d: Option<f64>) -> f64 {
+    match d {
+        Some(d) => ((q + q_g) as f64 + d + h as f64).trunc().max(h as f64),
+        None => q as f64 + (h as f64 - 1.0) * q_g as f64,
+    }
+}
+
+/// Record the chosen class's sample, and the other class's when both share the first port.
+fn record_samples(table: &mut DgbTable, o: &Observation, same_port: bool, minimal: bool) {
+    let other = |q: u32, q_g: u32, h: u32| (q as f64 + (h as f64 - 1.0) * q_g as f64).max(h as f64);
+    if minimal {
+        table.record_min(o.dest, estimate(o.q_min_net, o.q_min_g_net, o.h_min, table.feedback_min(o.dest)));
+        if same_port && table.feedback_nm(o.dest, o.nm_port).is_some() {
+            table.record_nm(o.dest, o.nm_port, other(o.q_nm_net, o.q_nm_g_net, o.h_nm));
+        }
+    } else {
+        let t = estimate(o.q_nm_net, o.q_nm_g_net, o.h_nm, table.feedback_nm(o.dest, o.nm_port));
+        table.record_nm(o.dest, o.nm_port, t);
+        if same_port && table.feedback_min(o.dest).is_some() {
+            table.record_min(o.dest, other(o.q_min_net, o.q_min_g_net, o.h_min));
+        }
+    }
+}
+
+impl<const E: bool> Routing for Dgb<E> {
+    type Header = DgbHeader;
+    type RouterState = DgbState;
+    type Msg = Residual;
+    const HOOKS: Hooks = Hooks::DELIVER.with(Hooks::MSG).with(Hooks::ORACLE).with(Hooks::NET_OCCUPANCY).with(if E {
+        Hooks::ARRIVE
+    } else {
+        Hooks::NONE
+    });
+
+    fn vcs(&self) -> VcCounts {
+        self.inner.vcs()
+    }
+
+    fn max_hops(&self) -> u32 {
+        self.inner.max_hops()
+    }
+
+    fn probes(&self) -> Vec<ProbeSpec> {
+        decision_probe_specs(self.probes)
+    }
+
+    fn router_state(&self, topo: &Topology, _router: u32) -> DgbState {
+        let first = topo.first_local_port();
+        DgbState {
+            table: DgbTable::new(topo.routers(), first, topo.radix - first as usize),
+            counters: self.contention.map(|c| ContentionCounters::new(topo.a, topo.g, c.window, c.threshold)),
+        }
+    }
+
+    /// EDGB: UGAL-LE's counters (§4.2.1).
+    fn on_arrive(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
+        let topo = cx.view.topo;
+        let src = topo.router_of_node(pkt.src);
+        if let Some(cc) = &mut cx.state.counters {
+            if topo.group_of(src) == cx.view.group {
+                cc.record(cx.view.now, topo.index_in_group(src) as usize, topo.group_of(pkt.dst_router) as usize);
+            }
+        }
+    }
+
+    fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
+        if cx.view.is_source_router() && pkt.hops == 0 {
+            return self.decide(cx, pkt);
+        }
+        let hop = self.inner.next_hop(&cx.view, pkt, cx.rng);
+        // The source group's occupancies, for the residual.
+        let topo = cx.view.topo;
+        if topo.group_of(topo.router_of_node(pkt.src)) == cx.view.group {
+            let q = self.src_queue(&cx.view, hop.port);
+            let h = pkt.hdr_mut::<DgbHeader>();
+            h.q_src = h.q_src.saturating_add(q);
+        }
+        hop
+    }
+
+    /// Outside the source group the path is UGAL-L's table walk; inside it the occupancies are
+    /// read ([`Routing::route`]).
+    #[inline(always)]
+    fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
+        if topo.group_of(topo.router_of_node(pkt.src)) == topo.group_of(router) {
+            return None;
+        }
+        self.inner.route_without_view(topo, router, in_port, pkt)
+    }
+
+    /// The destination router's residual, handed to the source router at once.
+    fn on_deliver(&self, cx: &mut Ctx<'_, Self>, pkt: &Packet) {
+        let h = *pkt.hdr::<DgbHeader>();
+        if h.train == 0 {
+            return;
+        }
+        let elapsed = cx.view.now.saturating_sub(h.decided_at) as f64 / self.cycle_ps;
+        let global = pkt.global_hops as f64;
+        let wire = (pkt.hops as f64 - global) * self.wire[0] + global * self.wire[1];
+        let d = elapsed - wire - pkt.hops as f64 - h.q_src as f64;
+        let port = if pkt.nonminimal { h.nm_port } else { NO_PORT };
+        let src = cx.view.topo.router_of_node(pkt.src);
+        cx.send(Dest::Router { router: src, delay: 0 }, Residual { from: cx.view.router, port, d: d as f32 });
+    }
+
+    fn on_msg(&self, cx: &mut Ctx<'_, Self>, _port: u16, m: Residual) {
+        cx.state.table.receive(m.from, (m.port != NO_PORT).then_some(m.port), m.d as f64);
+    }
+}
+
+/// DGB's constructor for the registry.
+pub fn dgb(topo: &Topology, exp: &Experiment, p: DgbParams) -> Result<Dgb<false>> {
+    Dgb::build(topo, exp, p, None)
+}
+
+/// The window of EDGB's contention counters in ps.
+pub(crate) fn window_ps(ns: f64) -> Time {
+    ns_to_ps(ns).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::routing::harness::{Harness, Net};
+    use crate::routing::valiant::hdr;
+
+    /// dfly(4,8,4,33), router 0 of group 0: group 5 is reached through router 1 (3 hops to
+    /// router 1 of group 5); group 2 through router 0's own global link.
+    const FAR: u32 = 5 * 32 + 6;
+    const DIRECT: u32 = 2 * 32 + 6;
+
+    /// The ICS'24 BookSim network's numbers: 1 cycle = 1 ns, links 10 and 15 cycles, 256 flits.
+    fn experiment() -> Experiment {
+        let mut exp = Experiment::default();
+        let n = &mut exp.network;
+        (n.flit_bytes, n.local_bw_gbps, n.global_bw_gbps, n.host_bw_gbps) = (64, 64.0, 64.0, 64.0);
+        (n.local_latency_ns, n.global_latency_ns, n.input_buffer_flits) = (10.0, 15.0, 256);
+        exp
+    }
+
+    fn harness<const E: bool>(p: DgbParams, contention: Option<Contention>, seed: u64) -> Harness<Dgb<E>> {
+        let net = Net::new(4, 8, 4, 1);
+        let alg = Dgb::<E>::build(&net.topo, &experiment(), p, contention).unwrap();
+        Harness::new(net, alg, seed)
+    }
+
+    /// Every network port of router 0 at `q` flits, the minimal port toward `dst` at `q_min`,
+    /// and every bias of router 0 toward `dst` at `bias`: the packet's first hop.
+    fn decide(h: &mut Harness<Dgb<false>>, dst: u32, q_min: u32, q: u32, bias: f64) -> (Hop, Packet) {
+        let topo = &h.net.topo;
+        let min_port = topo.minimal_first_port(0, topo.router_of_node(dst)).unwrap().0;
+        for port in topo.first_local_port()..topo.radix as u16 {
+            h.net.set_used_credits(0, port, 0, if port == min_port { q_min } else { q });
+        }
+        // A fresh state: no samples, so no training at time 0.
+        *h.state_mut(0) = h.alg.router_state(&h.net.topo, 0);
+        let dest = h.net.topo.router_of_node(dst);
+        for port in h.net.topo.first_local_port()..h.net.topo.radix as u16 {
+            h.state_mut(0).table.set_bias(dest, port, bias);
+        }
+        let mut pkt = h.packet(0, dst);
+        let in_port = h.net.topo.host_port_of_node(0);
+        (h.route(0, in_port, &mut pkt), pkt)
+    }
+
+    /// The candidates UGAL-L draws for `pkt` at router 0 under `seed` (DGB draws the same: it
+    /// does not train at time 0).
+    fn candidates(h: &Harness<Dgb<false>>, pkt: &Packet, seed: u64) -> Choice {
+        let inner = UgalL::new(UgalLParams { intermediate: Intermediate::Outside, ..UgalLParams::default() });
+        let mut rng = crate::routing::Rng::seed_from_u64(seed);
+        let mut seen = None;
+        inner.decide_with(&h.net.view(0, h.net.topo.host_port_of_node(0)), &mut pkt.clone(), &mut rng, |ch, _| {
+            seen = Some(*ch);
+            true
+        });
+        seen.unwrap()
+    }
+
+    /// The decision `H_min·q_min <= ⌊H_nm·(q_nm + b)⌋⁺` on constructed queues, with the local
+    /// port's occupancy scaled against a global non-minimal port.
+    #[test]
+    fn the_decision_weighs_hops_bias_and_the_local_port_scale() {
+        let p = |scale| DgbParams { intermediate: Intermediate::Outside, local_q_scale: scale, ..DgbParams::default() };
+        let (mut scaled, mut equal) = (harness::<false>(p(Some(8.0)), None, 1), harness::<false>(p(None), None, 1));
+        let global = |h: &Harness<Dgb<false>>, port: u16| h.net.topo.class_of_port(port) == LinkClass::Global;
+        let (mut n_global, mut n_short) = (0, 0);
+        for seed in 0..300 {
+            // The minimal port holds 4 flits, every other 2.
+            let run = |h: &mut Harness<Dgb<false>>, bias: f64| {
+                h.reseed(seed);
+                let (_, pkt) = decide(h, FAR, 4, 2, bias);
+                (pkt.nonminimal, candidates(h, &h.packet(0, FAR), seed))
+            };
+            // b = 10, scale 8: a local Valiant port costs H_nm·12 >= 36 against 3·4; a global
+            // one H_nm·12 <= 72 against 3·(4·8) = 96.
+            let (nonmin, ch) = run(&mut scaled, 10.0);
+            let nm_global = global(&scaled, ch.nm.port);
+            assert_eq!(nonmin, nm_global, "seed {seed}: {ch:?}");
+            n_global += nm_global as u32;
+            // Equal buffers (scale 1): 3·4 against H_nm·12, always minimal.
+            assert!(!run(&mut equal, 10.0).0, "seed {seed}");
+            // b = 0, scale 8: a local Valiant port wins iff 12 > 2·H_nm (at its own port,
+            // 12 > 4·H_nm never); a global one always.
+            let (nonmin, ch) = run(&mut scaled, 0.0);
+            let expect = nm_global || (ch.nm.port != ch.min.port && ch.nm.hops < 6);
+            assert_eq!(nonmin, expect, "seed {seed}: {ch:?}");
+            n_short += (!nm_global && expect) as u32;
+        }
+        assert!(n_global > 20 && n_short > 50, "{n_global} {n_short}");
+        // A negative bias cannot make the right side negative: empty minimal port, minimal.
+        for seed in 0..50 {
+            scaled.reseed(seed);
+            assert!(!decide(&mut scaled, FAR, 0, 2, -100.0).1.nonminimal);
+        }
+    }
+
+    /// The residual at the destination is the time the wires, hops and source-group queues do
+    /// not explain; it reaches the source router, whose next minimal sample includes it.
+    #[test]
+    fn the_residual_travels_back_and_enters_the_next_sample() {
+        let mut h = harness::<false>(DgbParams::default(), None, 1);
+        let topo = h.net.topo.clone();
+        let dest = topo.router_of_node(FAR);
+        // Router 1's global link toward group 5 holds 7 flits in the next router's buffer and
+        // 3 more on the wire (net 7, raw 10).
+        let (r, k) = topo.gateways(0, 5)[0];
+        assert_eq!(r, 1);
+        h.net.set_used_credits(1, topo.first_global_port() + k, 0, 10);
+        h.net.set_landed(1, topo.first_global_port() + k, 0, 7);
+        // Walk the packet from node 0 (empty network: minimal, 3 hops).
+        let mut pkt = h.packet(0, FAR);
+        let (mut router, mut in_port) = (0, topo.host_port_of_node(0));
+        loop {
+            let hop = h.route(router, in_port, &mut pkt);
+            if topo.is_host_port(hop.port) {
+                break;
+            }
+            let (peer, pport) = topo.peer(router, hop.port).unwrap();
+            pkt.hops += 1;
+            pkt.global_hops += (pport >= topo.first_global_port()) as u8;
+            (router, in_port) = (peer, pport);
+        }
+        assert!(!pkt.nonminimal);
+        assert_eq!((pkt.hops, pkt.global_hops), (3, 1));
+        assert_eq!(pkt.hdr::<DgbHeader>().q_src, 7);
+        // Delivered 100 cycles after the decision: 100 − (10 + 15 + 10) − 3 − 7 = 55.
+        h.net.now = 100_000;
+        let sent = h.deliver(&pkt);
+        let expect = Residual { from: dest, port: NO_PORT, d: 55.0 };
+        assert_eq!(sent, vec![(Dest::Router { router: 0, delay: 0 }, expect)]);
+        h.message(0, NO_PORT, expect);
+        assert_eq!(h.state(0).table.feedback_min(dest), Some(55.0));
+        // The first sample had no feedback: T = q + (H − 1)·q_g = 0 + 2·7 (net occupancies).
+        // The next minimal decision's has: T = q + q_g + d + H = 0 + 7 + 55 + 3.
+        let mut next = h.packet(1, FAR);
+        h.net.now = 100_001;
+        h.route(0, topo.host_port_of_node(1), &mut next);
+        assert!(!next.nonminimal);
+        assert_eq!(h.state(0).table.sizes(dest, 4).0, 2);
+        assert_eq!(h.state(0).table.min_mean(dest), (14.0 + 65.0) / 2.0);
+    }
+
+    /// EDGB: with 8 active routers toward group 5 (C = 8), the minimal estimate of a router
+    /// without a direct link grows by `q_min·7`; toward a group it links to directly, not.
+    #[test]
+    fn edgb_adds_the_contention_term_only_without_a_direct_link() {
+        let c = Contention { window: 500_000, threshold: 5 };
+        let p = DgbParams { intermediate: Intermediate::Outside, ..DgbParams::default() };
+        let mut h = harness::<true>(p, Some(c), 1);
+        let topo = h.net.topo.clone();
+        let run = |h: &mut Harness<Dgb<true>>, dst: u32, seed: u64| {
+            let min_port = topo.minimal_first_port(0, topo.router_of_node(dst)).unwrap().0;
+            for port in topo.first_local_port()..topo.radix as u16 {
+                h.net.set_used_credits(0, port, 0, if port == min_port { 1 } else { 2 });
+            }
+            *h.state_mut(0) = h.alg.router_state(&topo, 0);
+            let j = topo.group_of(topo.router_of_node(dst)) as usize;
+            for i in 0..8 {
+                (0..6).for_each(|_| h.state_mut(0).counters.as_mut().unwrap().record(0, i, j));
+            }
+            h.reseed(seed);
+            let mut pkt = h.packet(0, dst);
+            let hop = h.route(0, topo.host_port_of_node(0), &mut pkt);
+            (hop, pkt)
+        };
+        let (mut nonmin, mut dgb_nonmin) = (0, 0);
+        let mut dgb = harness::<false>(p, None, 1);
+        for seed in 0..300 {
+            let (hop, pkt) = run(&mut h, FAR, seed);
+            // Equal buffers (no scale): 3·1 + 1·7 = 10 against H_nm·2, so Valiant paths of at
+            // most 4 hops win, and any through the minimal port itself (H_nm·1).
+            if pkt.nonminimal {
+                nonmin += 1;
+                let ir = hdr(&pkt).inter_router;
+                let h_nm = topo.min_hops(0, ir) + topo.min_hops(ir, pkt.dst_router);
+                let min_port = topo.minimal_first_port(0, pkt.dst_router).unwrap().0;
+                assert!(h_nm <= 4 || hop.port == min_port, "seed {seed}");
+            }
+            // DGB on the same state: 3·1 against H_nm·2.
+            dgb.reseed(seed);
+            dgb_nonmin += decide(&mut dgb, FAR, 1, 2, 0.0).1.nonminimal as u32;
+            // Direct link: H_m·1 (H_m <= 2) against H_nm·2 (H_nm >= 3), no term: minimal.
+            let (hop, pkt) = run(&mut h, DIRECT, seed);
+            assert!(
+                !pkt.nonminimal,
+                "seed {seed}: {hop:?} {:?} {:?}",
+                topo.minimal_first_port(0, pkt.dst_router),
+                hdr(&pkt)
+            );
+        }
+        assert!(nonmin > dgb_nonmin + 10, "EDGB {nonmin}, DGB {dgb_nonmin}");
+    }
+}

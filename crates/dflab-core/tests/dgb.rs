@@ -1,0 +1,122 @@
+//! DGB and EDGB in the engine: EDGB with no active flow anywhere (every `C <= 1`) makes exactly
+//! DGB's decisions, byte for byte; DGB on the DGB fork's own small network (dfly(2,4,2,9),
+//! single-cycle BookSim router, 256-flit buffers, 100-cycle global channels) reads the fork's
+//! latencies (validation/results/booksim_small.csv, hanskasan/booksim2 8d00456e, routing
+//! `dgb`); and reading raw instead of net occupancies in its latency estimates (the fork's
+//! `REMOVE_INFLIGHT` off) counts the ~160 credits in flight on a busy 100-cycle global link as
+//! queueing and drives the bias to send traffic away from a minimal path that is not congested.
+
+use dflab_core::{simulate, Experiment, SimResult};
+
+/// The `ugal-le-288` network (BookSim timing), `routing` with `extra` parameters.
+fn ics24_288(routing: &str, extra: &str, pattern: &str, load: f64) -> Experiment {
+    Experiment::from_json(&format!(
+        r#"{{"topology":{{"p":4,"a":8,"h":4,"links_per_pair":4,"arrangement":"absolute"}},
+        "network":{{"timing":"booksim","flit_bytes":64,"packet_flits":1,"host_bw_gbps":64,"local_bw_gbps":64,
+        "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":256,"output_buffer_flits":1024,
+        "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":15,"input_latency_ns":0,"output_latency_ns":0}},
+        "routing":{{"algorithm":"{routing}"{extra}}},"traffic":{{"pattern":"{pattern}","load":{load}}},
+        "run":{{"warmup_us":1.0,"measure_us":2.0}}}}"#
+    ))
+    .unwrap()
+}
+
+/// validation/booksim/dfly_72.cfg as dflab's BookSim network, with the fork's single-cycle
+/// router, and DGB with the fork's hard-coded local-port scale 8.
+fn fork_72(extra: &str, pattern: &str, load: f64, seed: u64) -> Experiment {
+    Experiment::from_json(&format!(
+        r#"{{"topology":{{"p":2,"a":4,"h":2,"arrangement":"absolute"}},
+        "network":{{"timing":"booksim","router_pipeline":"single-cycle","flit_bytes":64,"packet_flits":1,
+        "host_bw_gbps":64,"local_bw_gbps":64,"global_bw_gbps":64,"xbar_bw_gbps":128,"input_buffer_flits":256,
+        "output_buffer_flits":1024,"host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":100,
+        "input_latency_ns":0,"output_latency_ns":0}},
+        "routing":{{"algorithm":"DGB","local_q_scale":8{extra}}},
+        "traffic":{{"pattern":"{pattern}","load":{load},"allow_self":true}},
+        "run":{{"warmup_us":15.0,"measure_us":5.0}},"seed":{seed}}}"#
+    ))
+    .unwrap()
+}
+
+fn bytes(r: &SimResult) -> String {
+    format!(
+        "{}|{}|{:?}",
+        serde_json::to_string(&r.summary).unwrap(),
+        serde_json::to_string(&r.series).unwrap(),
+        r.hops_histogram
+    )
+}
+
+#[test]
+fn with_no_active_flow_edgb_is_dgb_byte_for_byte() {
+    // A threshold no window can exceed: every C is 0, the term is 0; DGB's learning rate. (The
+    // ICS'24 intermediate: outside the source and destination groups.)
+    let never = r#","active_threshold":4294967295,"eta":0.25,"intermediate":"outside""#;
+    for (pattern, load) in [("ur", 0.5), ("adv+1", 0.4)] {
+        let dgb = simulate(&ics24_288("DGB", r#","intermediate":"outside""#, pattern, load)).unwrap();
+        let edgb = simulate(&ics24_288("EDGB", never, pattern, load)).unwrap();
+        assert_eq!(bytes(&dgb), bytes(&edgb), "{pattern} {load}");
+        assert!(dgb.summary.accepted_load > 0.95 * load);
+    }
+}
+
+/// The fork's mean latencies (cycles) on the same network, seed 1 of BookSim; dflab's mean
+/// over two seeds. UR: the fork reads 110.78 at 0.5 (dflab 110.9); shift: 127.64 at 0.1
+/// (dflab 125.1) and 190.47 at 0.3 (dflab 198.5). Tolerances: 2 % under UR, 8 % under shift,
+/// where one BookSim seed's own spread is several percent.
+#[test]
+fn dgb_reads_the_forks_latencies_on_its_small_network() {
+    for (pattern, load, fork, tol) in
+        [("ur", 0.5, 110.78, 0.02), ("adv+1", 0.1, 127.64, 0.08), ("adv+1", 0.3, 190.47, 0.08)]
+    {
+        let mean =
+            (1..=2).map(|s| simulate(&fork_72("", pattern, load, s)).unwrap().summary.latency_mean_ns).sum::<f64>()
+                / 2.0;
+        assert!((mean - fork).abs() / fork < tol, "{pattern} {load}: dflab {mean}, fork {fork}");
+    }
+}
+
+#[test]
+fn raw_occupancies_in_the_estimates_push_shift_traffic_off_a_free_minimal_path() {
+    let run = |extra: &str| simulate(&fork_72(extra, "adv+1", 0.1, 1)).unwrap().summary;
+    let (net, raw) = (run(""), run(r#","remove_inflight":false"#));
+    // Net: 2.52 router hops (the fork 2.56), 125 cycles. Raw: ~3.2 hops, ~150 cycles.
+    assert!(net.hops_mean < 2.65, "net occupancies: {} hops", net.hops_mean);
+    assert!(raw.hops_mean > net.hops_mean + 0.4, "raw {} against net {}", raw.hops_mean, net.hops_mean);
+    assert!(raw.latency_mean_ns > 1.1 * net.latency_mean_ns);
+}
+
+/// `run.decision_probes` observes without perturbing: the same results with the probes on,
+/// one minimal-path sample per new inter-group packet, one estimate per two-candidate
+/// decision, and near-empty minimal paths at a very low load.
+#[test]
+fn decision_probes_observe_without_perturbing() {
+    let outside = r#","intermediate":"outside""#;
+    for (routing, pattern, load) in [("UGAL-LE", "adv+1", 0.45), ("DGB", "ur", 0.5), ("UGAL-L", "ur", 0.02)] {
+        let off = simulate(&ics24_288(routing, outside, pattern, load)).unwrap();
+        let mut cfg = ics24_288(routing, outside, pattern, load);
+        cfg.run.decision_probes = true;
+        let on = simulate(&cfg).unwrap();
+        let strip = |r: &SimResult| {
+            format!("{}|{}", serde_json::to_string(&r.summary).unwrap(), serde_json::to_string(&r.series).unwrap())
+        };
+        assert_eq!(strip(&off), strip(&on), "{routing}");
+        assert!(off.probes.series.is_empty());
+        let sum = |name: &str| on.probes.series[name].iter().sum::<u64>();
+        let (packets, decisions) = (sum("min_path_packets"), sum("source_decisions"));
+        // 288 nodes over the 3 µs (warm-up included); under UR 256 of the 287 destinations
+        // are in other groups.
+        let inter = if pattern == "ur" { 256.0 / 287.0 } else { 1.0 };
+        let expect = 288.0 * load * 3000.0 * inter;
+        assert!((packets as f64 - expect).abs() < 0.05 * expect, "{routing}: {packets} against {expect}");
+        assert!(decisions <= packets && decisions as f64 > 0.9 * packets as f64, "{routing}: {decisions}");
+        // Used credits count a packet from its send until its credit is back (about 30 cycles
+        // per local hop): at 0.02 flits per node and cycle, a minimal path's 3 ports hold
+        // about 1.6 flits; at shift 0.45, the gateway's global queue alone holds tens.
+        let mean = sum("min_path_queue_sum") as f64 / packets as f64;
+        match load {
+            0.02 => assert!(mean > 0.5 && mean < 3.0, "{routing}: {mean} flits on an almost empty minimal path"),
+            0.45 => assert!(mean > 20.0, "{routing}: {mean} flits under shift"),
+            _ => {}
+        }
+    }
+}
