@@ -231,7 +231,14 @@ def _record(point: Point, outcome: dict[str, Any], store: Store) -> str | None:
         # Whether it reached a steady state, and the engine's warnings.
         "diagnostics": asdict(Diagnostics.from_dict(raw.get("diagnostics") or {})),
     }
-    series = series_frame(raw["series"]) if raw.get("series") else None
+    probes = raw.get("probes") or {}
+    if probes.get("totals") or probes.get("per_router"):
+        record["probes"] = {k: probes[k] for k in ("totals", "per_router") if probes.get(k)}
+    columns = dict(raw.get("series") or {})
+    rows = len(columns.get("window_start_us", []))
+    # Per-window probes (e.g. `run.decision_probes`) are series columns, `probe_<name>`.
+    columns.update({f"probe_{k}": v for k, v in probes.get("series", {}).items() if len(v) == rows})
+    series = series_frame(columns) if columns else None
     store.save_point(record, series)
     return None
 

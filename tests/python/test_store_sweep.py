@@ -372,3 +372,25 @@ def test_an_ignored_sigint_stays_ignored_during_a_sweep() -> None:
         assert signal.getsignal(signal.SIGTERM) == term
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_series_probes_are_stored_as_series_columns(tmp_path: Path) -> None:
+    # The engine's per-window probes (run.decision_probes) go to the point's series, one
+    # `probe_<name>` column each; totals and per-router probes go to its record.
+    def runner(config_json: str) -> dict[str, Any]:
+        result = fake_result(config_json)
+        result["probes"] = {
+            "totals": {"blocked": 5},
+            "per_router": {},
+            "series": {"min_path_packets": [4, 6], "too_short": [1]},
+        }
+        return result
+
+    store = Store(tmp_path / "s")
+    points = expand(BASE, SweepSpec(routings=["UGAL-L"], loads=[0.3]))
+    _sweep(store, runner, points)
+    [record] = store.points()
+    assert record["probes"] == {"totals": {"blocked": 5}}
+    series = store.series(record["hash"])
+    assert series["probe_min_path_packets"].to_list() == [4, 6]
+    assert "probe_too_short" not in series.columns  # not one value per window: left out

@@ -2,9 +2,8 @@
 //! DGB's decisions, byte for byte; DGB on the DGB fork's own small network (dfly(2,4,2,9),
 //! single-cycle BookSim router, 256-flit buffers, 100-cycle global channels) reads the fork's
 //! latencies (validation/results/booksim_small.csv, hanskasan/booksim2 8d00456e, routing
-//! `dgb`); and reading raw instead of net occupancies in its latency estimates (the fork's
-//! `REMOVE_INFLIGHT` off) counts the ~160 credits in flight on a busy 100-cycle global link as
-//! queueing and drives the bias to send traffic away from a minimal path that is not congested.
+//! `dgb`), its saturation under shift included; and the decision probes observe without
+//! perturbing.
 
 use dflab_core::{simulate, Experiment, SimResult};
 
@@ -60,29 +59,20 @@ fn with_no_active_flow_edgb_is_dgb_byte_for_byte() {
 }
 
 /// The fork's mean latencies (cycles) on the same network, seed 1 of BookSim; dflab's mean
-/// over two seeds. UR: the fork reads 110.78 at 0.5 (dflab 110.9); shift: 127.64 at 0.1
-/// (dflab 125.1) and 190.47 at 0.3 (dflab 198.5). Tolerances: 2 % under UR, 8 % under shift,
-/// where one BookSim seed's own spread is several percent.
+/// over two seeds. UR 0.5: the fork 110.78 (dflab 110.99); shift 0.3: 190.47 (193.1) and at
+/// 0.5, just below the fork's saturation, 213.11 (213.0, and 0.499 accepted as the fork).
+/// Tolerances: 2 % under UR, 4 % under shift, where one BookSim seed's own spread is a few
+/// percent.
 #[test]
 fn dgb_reads_the_forks_latencies_on_its_small_network() {
     for (pattern, load, fork, tol) in
-        [("ur", 0.5, 110.78, 0.02), ("adv+1", 0.1, 127.64, 0.08), ("adv+1", 0.3, 190.47, 0.08)]
+        [("ur", 0.5, 110.78, 0.02), ("adv+1", 0.3, 190.47, 0.04), ("adv+1", 0.5, 213.11, 0.04)]
     {
-        let mean =
-            (1..=2).map(|s| simulate(&fork_72("", pattern, load, s)).unwrap().summary.latency_mean_ns).sum::<f64>()
-                / 2.0;
+        let runs: Vec<_> = (1..=2).map(|s| simulate(&fork_72("", pattern, load, s)).unwrap().summary).collect();
+        let mean = runs.iter().map(|r| r.latency_mean_ns).sum::<f64>() / 2.0;
         assert!((mean - fork).abs() / fork < tol, "{pattern} {load}: dflab {mean}, fork {fork}");
+        assert!(runs.iter().all(|r| r.accepted_load > 0.99 * load), "{pattern} {load}: {runs:?}");
     }
-}
-
-#[test]
-fn raw_occupancies_in_the_estimates_push_shift_traffic_off_a_free_minimal_path() {
-    let run = |extra: &str| simulate(&fork_72(extra, "adv+1", 0.1, 1)).unwrap().summary;
-    let (net, raw) = (run(""), run(r#","remove_inflight":false"#));
-    // Net: 2.52 router hops (the fork 2.56), 125 cycles. Raw: ~3.2 hops, ~150 cycles.
-    assert!(net.hops_mean < 2.65, "net occupancies: {} hops", net.hops_mean);
-    assert!(raw.hops_mean > net.hops_mean + 0.4, "raw {} against net {}", raw.hops_mean, net.hops_mean);
-    assert!(raw.latency_mean_ns > 1.1 * net.latency_mean_ns);
 }
 
 /// `run.decision_probes` observes without perturbing: the same results with the probes on,

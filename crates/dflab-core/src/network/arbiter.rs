@@ -331,6 +331,9 @@ impl<R: Routing> Simulation<R> {
                 if self.core.check.on {
                     self.core.check.inflight_flits[oi] += flits;
                 }
+                if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+                    self.fab.credits.wire_out(oi, flits);
+                }
                 let ev = Event::Arrive { router: pr, port: pp, vc: out_vc as u8, pkt: id, pi: c };
                 let lane = self.core.lanes.arrive_through[class];
                 let delay = self.core.t.xfer + self.core.t.link[class];

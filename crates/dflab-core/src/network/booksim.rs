@@ -305,6 +305,9 @@ impl<R: Routing> Simulation<R> {
                 continue;
             }
             let vc = self.core.pkts.get(id).out_vc;
+            if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+                self.fab.credits.wire_out(pi * vcs + vc as usize, 1);
+            }
             let ev = Event::Arrive { router: peer.0, port: peer.1, vc, pkt: id, pi: peer_port };
             let (lane, delay) = (self.core.lanes.arrive[class], self.core.t.link[class]);
             self.core.send_over_link(class, lane, delay, ev, peer.0);

@@ -56,10 +56,10 @@ struct State {
     out_flits: u32,
     /// The sender is blocked on credits and waits for a return to wake it (see `watch`).
     watched: bool,
-    /// Flits of this VC that sit in the downstream input buffer (arrived, credit not yet
-    /// returned), saturating; kept only for routings that read net occupancies
+    /// Flits of this VC on the wire (sent onto the link, not yet arrived downstream),
+    /// saturating; kept only for routings that read net occupancies
     /// ([`crate::routing::Hooks::NET_OCCUPANCY`]). In the state's padding: no extra line.
-    landed: u16,
+    wire: u16,
 }
 
 impl State {
@@ -120,8 +120,7 @@ fn unpack(v: u64) -> (Time, u32) {
 impl CreditLedger {
     /// `queues` VC queues whose downstream buffers hold `cap` flits.
     pub fn new(queues: usize, cap: u32) -> CreditLedger {
-        let empty =
-            State { newest: 0, free: cap, pending: 0, head: 0, len: 0, out_flits: 0, watched: false, landed: 0 };
+        let empty = State { newest: 0, free: cap, pending: 0, head: 0, len: 0, out_flits: 0, watched: false, wire: 0 };
         const { assert!(std::mem::size_of::<State>() == 32) };
         CreditLedger {
             cap,
@@ -311,26 +310,30 @@ impl CreditLedger {
         self.state[q].out_flits + (self.cap_of(q) - self.free_at(q, now))
     }
 
-    /// Net occupancy of VC queue `q`: output-buffer flits plus the flits in the downstream input
-    /// buffer, without the flits and credits still on the wires (what the DGB code's
-    /// `GetUsedCredit − GetInFlight` estimates). Kept only with [`Self::land`]/[`Self::unland`].
+    /// Net occupancy of VC queue `q`: the raw one without the flits on the wire and the
+    /// credits on their way back, i.e. output-buffer flits, flits waiting for the link after
+    /// taking their credit, and flits in the downstream input buffer (what the DGB code's
+    /// `GetUsedCredit − GetInFlight` estimates). Needs [`Self::wire_out`]/[`Self::wire_in`].
     #[inline]
     pub fn net_occupancy(&self, q: usize) -> u32 {
-        self.state[q].out_flits + self.state[q].landed as u32
+        let s = &self.state[q];
+        // Credits taken and not yet given back by the downstream router (returned or not).
+        let held = self.cap_of(q).saturating_sub(s.free + s.pending);
+        s.out_flits + held.saturating_sub(s.wire as u32)
     }
 
-    /// `flits` of VC queue `q` arrived in the downstream input buffer.
+    /// `flits` of VC queue `q` start on the link.
     #[inline]
-    pub fn land(&mut self, q: usize, flits: u32) {
+    pub fn wire_out(&mut self, q: usize, flits: u32) {
         let s = &mut self.state[q];
-        s.landed = s.landed.saturating_add(flits.min(u16::MAX as u32) as u16);
+        s.wire = s.wire.saturating_add(flits.min(u16::MAX as u32) as u16);
     }
 
-    /// `flits` of VC queue `q` left the downstream input buffer (their credits start back).
+    /// `flits` of VC queue `q` arrived at the downstream input.
     #[inline]
-    pub fn unland(&mut self, q: usize, flits: u32) {
+    pub fn wire_in(&mut self, q: usize, flits: u32) {
         let s = &mut self.state[q];
-        s.landed = s.landed.saturating_sub(flits.min(u16::MAX as u32) as u16);
+        s.wire = s.wire.saturating_sub(flits.min(u16::MAX as u32) as u16);
     }
 
     /// Mark (or unmark) the queue's sender as waiting for a return. The flag lives with the
@@ -512,5 +515,22 @@ mod tests {
             }
             assert_eq!(l.absorb(0, round * 10 + 2), 3);
         }
+    }
+
+    /// Net occupancy: the used credits without the flits on the wire and the returns on their
+    /// way back; the output buffer counts in both.
+    #[test]
+    fn net_occupancy_leaves_out_the_wires_both_ways() {
+        let mut l = CreditLedger::new(1, 10);
+        l.add_out_flits(0, 2);
+        l.take(0, 4); // 4 flits took their credits (waiting for the link)
+        assert_eq!((l.occupancy(0, 0), l.net_occupancy(0)), (6, 6));
+        l.wire_out(0, 3); // 3 of them start on the link
+        assert_eq!((l.occupancy(0, 0), l.net_occupancy(0)), (6, 3));
+        l.wire_in(0, 3); // they arrive downstream
+        assert_eq!(l.net_occupancy(0), 6);
+        l.give_back(0, 0, 50, 2); // 2 leave the downstream buffer: credits on their way
+        assert_eq!((l.occupancy(0, 10), l.net_occupancy(0)), (6, 4));
+        assert_eq!((l.occupancy(0, 50), l.net_occupancy(0)), (4, 4));
     }
 }

@@ -64,7 +64,7 @@ impl<R: Routing> Simulation<R> {
         if R::HOOKS.has(Hooks::NET_OCCUPANCY) && !host {
             let (ur, up) = inp.peer;
             let ui = self.fab.qidx(ur, up, vc as usize);
-            self.fab.credits.land(ui, flits);
+            self.fab.credits.wire_in(ui, flits);
         }
         if self.core.t.booksim {
             return self.arrive_booksim(router, port, vc, id, qi, hint);
@@ -404,9 +404,6 @@ impl<R: Routing> Simulation<R> {
         } else {
             let (ur, up) = peer;
             let uq = peer_queues as usize + vc;
-            if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
-                self.fab.credits.unland(uq, flits);
-            }
             let now = self.core.now;
             let at = now + self.core.t.credit_lat[class];
             if class == 2 && self.core.cross {

@@ -204,9 +204,6 @@ impl<R: Routing> Simulation<R> {
         }
         let (ur, up) = peer;
         let uq = peer_queues as usize + vc;
-        if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
-            self.fab.credits.unland(uq, flits);
-        }
         if class == 2 && self.core.cross {
             self.core.send_credits(at, uq, ur, up, flits);
         } else {

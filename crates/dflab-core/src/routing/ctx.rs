@@ -70,9 +70,8 @@ impl<'a> RouterView<'a> {
         (0..self.vcs).map(|vc| self.occupancy(port, vc)).sum()
     }
 
-    /// Net occupancy of a port over every VC: output-buffer flits plus the flits sitting in
-    /// the downstream input buffer, without those on the wires either way (needs
-    /// [`Hooks::NET_OCCUPANCY`]; 0 downstream without it).
+    /// Net occupancy of a port over every VC: the occupancy without the flits on the wire and
+    /// the credits on their way back (needs [`Hooks::NET_OCCUPANCY`], else the wire counts 0).
     #[inline]
     pub fn port_net_occupancy(&self, port: u16) -> u32 {
         let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;

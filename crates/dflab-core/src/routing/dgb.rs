@@ -29,9 +29,10 @@
 //! `docs/ugal-le.md`.
 //!
 //! Deviations from the fork, each an option or a documented approximation:
-//! * The samples, residuals and emergency estimates read net occupancies (output buffer plus
-//!   the downstream input buffer: exactly what the fork's `GetUsedCredit − GetInFlight`
-//!   estimates with a 2×latency window of sent flits); `remove_inflight = false` reads the raw
+//! * The samples, residuals and emergency estimates read net occupancies: the raw ones without
+//!   the flits on the wire and the credits on their way back (output buffer, flits waiting for
+//!   the link, downstream input buffer), exactly what the fork's `GetUsedCredit − GetInFlight`
+//!   estimates with a 2×latency window of sent flits; `remove_inflight = false` reads the raw
 //!   ones. The decision and the exploration's vacancy read raw occupancies, as the fork does.
 //! * The non-minimal residual is keyed per (destination, first port) at the source, as the
 //!   fork's learnsets average it; the fork keeps it per global port at the destination between
@@ -550,7 +551,7 @@ mod tests {
         let (r, k) = topo.gateways(0, 5)[0];
         assert_eq!(r, 1);
         h.net.set_used_credits(1, topo.first_global_port() + k, 0, 10);
-        h.net.set_landed(1, topo.first_global_port() + k, 0, 7);
+        h.net.set_on_wire(1, topo.first_global_port() + k, 0, 3);
         // Walk the packet from node 0 (empty network: minimal, 3 hops).
         let mut pkt = h.packet(0, FAR);
         let (mut router, mut in_port) = (0, topo.host_port_of_node(0));

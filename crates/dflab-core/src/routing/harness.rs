@@ -73,12 +73,12 @@ impl Net {
         self.credits.set_free(i, self.in_cap - flits);
     }
 
-    /// Make `flits` of (router, port, vc) sit in the downstream input buffer (the net occupancy
-    /// of [`crate::routing::Hooks::NET_OCCUPANCY`]).
-    pub fn set_landed(&mut self, router: u32, port: u16, vc: usize, flits: u32) {
+    /// Make `flits` of the used credits of (router, port, vc) flits on the wire (left out of
+    /// the net occupancy of [`crate::routing::Hooks::NET_OCCUPANCY`]).
+    pub fn set_on_wire(&mut self, router: u32, port: u16, vc: usize, flits: u32) {
         let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
-        self.credits.unland(i, u32::MAX);
-        self.credits.land(i, flits);
+        self.credits.wire_in(i, u32::MAX);
+        self.credits.wire_out(i, flits);
     }
 
     pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {

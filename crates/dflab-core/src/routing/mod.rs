@@ -73,8 +73,8 @@ impl Hooks {
     /// The routing reads other routers' state instantly ([`Ctx::oracle`]) or sends messages
     /// faster than any link: an idealised reference, sequential only.
     pub const ORACLE: Hooks = Hooks(64);
-    /// The engine keeps, per output VC, the flits sitting in the downstream input buffer, for
-    /// [`RouterView::net_occupancy`] (two counter updates per hop).
+    /// The engine counts, per output VC, the flits on the wire, for
+    /// [`RouterView::port_net_occupancy`] (two counter updates per hop).
     pub const NET_OCCUPANCY: Hooks = Hooks(128);
 
     pub const fn with(self, other: Hooks) -> Hooks {
