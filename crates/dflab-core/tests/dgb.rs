@@ -5,19 +5,12 @@
 //! `dgb`), its saturation under shift included; and the decision probes observe without
 //! perturbing.
 
+mod common;
+
 use dflab_core::{simulate, Experiment, SimResult};
 
-/// The `ugal-le-288` network (BookSim timing), `routing` with `extra` parameters.
 fn ics24_288(routing: &str, extra: &str, pattern: &str, load: f64) -> Experiment {
-    Experiment::from_json(&format!(
-        r#"{{"topology":{{"p":4,"a":8,"h":4,"links_per_pair":4,"arrangement":"absolute"}},
-        "network":{{"timing":"booksim","flit_bytes":64,"packet_flits":1,"host_bw_gbps":64,"local_bw_gbps":64,
-        "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":256,"output_buffer_flits":1024,
-        "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":15,"input_latency_ns":0,"output_latency_ns":0}},
-        "routing":{{"algorithm":"{routing}"{extra}}},"traffic":{{"pattern":"{pattern}","load":{load}}},
-        "run":{{"warmup_us":1.0,"measure_us":2.0}}}}"#
-    ))
-    .unwrap()
+    common::ics24_288(routing, extra, pattern, load, 1.0, 2.0)
 }
 
 /// validation/booksim/dfly_72.cfg as dflab's BookSim network, with the fork's single-cycle
@@ -36,15 +29,6 @@ fn fork_72(extra: &str, pattern: &str, load: f64, seed: u64) -> Experiment {
     .unwrap()
 }
 
-fn bytes(r: &SimResult) -> String {
-    format!(
-        "{}|{}|{:?}",
-        serde_json::to_string(&r.summary).unwrap(),
-        serde_json::to_string(&r.series).unwrap(),
-        r.hops_histogram
-    )
-}
-
 #[test]
 fn with_no_active_flow_edgb_is_dgb_byte_for_byte() {
     // A threshold no window can exceed: every C is 0, the term is 0; DGB's learning rate. (The
@@ -53,7 +37,7 @@ fn with_no_active_flow_edgb_is_dgb_byte_for_byte() {
     for (pattern, load) in [("ur", 0.5), ("adv+1", 0.4)] {
         let dgb = simulate(&ics24_288("DGB", r#","intermediate":"outside""#, pattern, load)).unwrap();
         let edgb = simulate(&ics24_288("EDGB", never, pattern, load)).unwrap();
-        assert_eq!(bytes(&dgb), bytes(&edgb), "{pattern} {load}");
+        assert_eq!(common::result_bytes(&dgb), common::result_bytes(&edgb), "{pattern} {load}");
         assert!(dgb.summary.accepted_load > 0.95 * load);
     }
 }

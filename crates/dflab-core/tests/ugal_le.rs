@@ -4,28 +4,12 @@
 //! near its uniform one where UGAL-L has already saturated (the paper's Fig. 14: UGAL-L
 //! saturates at 0.34, UGAL-LE at 0.54).
 
-use dflab_core::{simulate, Experiment, SimResult};
+mod common;
 
-/// The `ugal-le-288` preset (BookSim timing) with `routing`, `pattern` and `load`, 6 + 4 µs.
+use dflab_core::{simulate, Experiment};
+
 fn ics24_288(routing: &str, extra: &str, pattern: &str, load: f64) -> Experiment {
-    Experiment::from_json(&format!(
-        r#"{{"topology":{{"p":4,"a":8,"h":4,"links_per_pair":4,"arrangement":"absolute"}},
-        "network":{{"timing":"booksim","flit_bytes":64,"packet_flits":1,"host_bw_gbps":64,"local_bw_gbps":64,
-        "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":256,"output_buffer_flits":1024,
-        "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":15,"input_latency_ns":0,"output_latency_ns":0}},
-        "routing":{{"algorithm":"{routing}"{extra}}},"traffic":{{"pattern":"{pattern}","load":{load}}},
-        "run":{{"warmup_us":6.0,"measure_us":4.0}}}}"#
-    ))
-    .unwrap()
-}
-
-fn bytes(r: &SimResult) -> String {
-    format!(
-        "{}|{}|{:?}",
-        serde_json::to_string(&r.summary).unwrap(),
-        serde_json::to_string(&r.series).unwrap(),
-        r.hops_histogram
-    )
+    common::ics24_288(routing, extra, pattern, load, 6.0, 4.0)
 }
 
 #[test]
@@ -36,7 +20,11 @@ fn with_no_active_flow_ugal_le_is_ugal_l_byte_for_byte() {
         let mut l = ics24_288("UGAL-L", "", pattern, load);
         let mut le = ics24_288("UGAL-LE", never, pattern, load);
         (l.run.warmup_us, l.run.measure_us, le.run.warmup_us, le.run.measure_us) = (1.0, 2.0, 1.0, 2.0);
-        assert_eq!(bytes(&simulate(&l).unwrap()), bytes(&simulate(&le).unwrap()), "{pattern} {load}");
+        assert_eq!(
+            common::result_bytes(&simulate(&l).unwrap()),
+            common::result_bytes(&simulate(&le).unwrap()),
+            "{pattern} {load}"
+        );
     }
 }
 

@@ -52,6 +52,16 @@ impl ContentionCounters {
         self.recent.push_back((now, k as u32));
     }
 
+    /// §4.2.1: count `pkt`, arriving at `view.router` now, if it was injected in this group
+    /// (under its source router and destination group).
+    pub fn observe(&mut self, view: &super::RouterView, pkt: &crate::network::Packet) {
+        let topo = view.topo;
+        let src = topo.router_of_node(pkt.src);
+        if topo.group_of(src) == view.group {
+            self.record(view.now, topo.index_in_group(src) as usize, topo.group_of(pkt.dst_router) as usize);
+        }
+    }
+
     /// `F[i][j]` at `now`.
     pub fn count(&mut self, now: Time, i: usize, j: usize) -> u32 {
         self.expire(now);

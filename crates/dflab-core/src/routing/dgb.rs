@@ -377,12 +377,8 @@ impl<const E: bool> Routing for Dgb<E> {
 
     /// EDGB: UGAL-LE's counters (§4.2.1).
     fn on_arrive(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
-        let topo = cx.view.topo;
-        let src = topo.router_of_node(pkt.src);
         if let Some(cc) = &mut cx.state.counters {
-            if topo.group_of(src) == cx.view.group {
-                cc.record(cx.view.now, topo.index_in_group(src) as usize, topo.group_of(pkt.dst_router) as usize);
-            }
+            cc.observe(&cx.view, pkt);
         }
     }
 

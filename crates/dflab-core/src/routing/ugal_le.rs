@@ -144,12 +144,7 @@ impl Routing for UgalLe {
     /// §4.2.1: a packet injected in this group is counted under its source router and
     /// destination group.
     fn on_arrive(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
-        let topo = cx.view.topo;
-        let src = topo.router_of_node(pkt.src);
-        if topo.group_of(src) == cx.view.group {
-            let j = topo.group_of(pkt.dst_router) as usize;
-            cx.state.record(cx.view.now, topo.index_in_group(src) as usize, j);
-        }
+        cx.state.observe(&cx.view, pkt);
     }
 
     fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {

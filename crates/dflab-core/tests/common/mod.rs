@@ -118,3 +118,27 @@ pub fn booksim72(routing: &str, pattern: &str, load: f64, warmup_us: f64, measur
     e.traffic.allow_self = true;
     e
 }
+
+/// The `ugal-le-288` network (ICS'24, dfly(4,8,4,9), 4 links per pair, BookSim timing) with
+/// `routing` and its `extra` parameters (a JSON fragment starting with a comma, or empty).
+pub fn ics24_288(routing: &str, extra: &str, pattern: &str, load: f64, warmup_us: f64, measure_us: f64) -> Experiment {
+    Experiment::from_json(&format!(
+        r#"{{"topology":{{"p":4,"a":8,"h":4,"links_per_pair":4,"arrangement":"absolute"}},
+        "network":{{"timing":"booksim","flit_bytes":64,"packet_flits":1,"host_bw_gbps":64,"local_bw_gbps":64,
+        "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":256,"output_buffer_flits":1024,
+        "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":15,"input_latency_ns":0,"output_latency_ns":0}},
+        "routing":{{"algorithm":"{routing}"{extra}}},"traffic":{{"pattern":"{pattern}","load":{load}}},
+        "run":{{"warmup_us":{warmup_us},"measure_us":{measure_us}}}}}"#
+    ))
+    .unwrap()
+}
+
+/// A result's bytes apart from its execution: summary, series and hops histogram.
+pub fn result_bytes(r: &SimResult) -> String {
+    format!(
+        "{}|{}|{:?}",
+        serde_json::to_string(&r.summary).unwrap(),
+        serde_json::to_string(&r.series).unwrap(),
+        r.hops_histogram
+    )
+}
