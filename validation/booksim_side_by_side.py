@@ -1,7 +1,8 @@
 """dflab's BookSim timing next to BookSim2 itself, configuration by configuration.
 
-Reads the BookSim rows of validation/results/booksim_small.csv (dfly_72.cfg) and
-booksim_load.csv (dfly_1056.cfg), runs dflab on the matched configuration (the `booksim-72` /
+Reads the BookSim rows of validation/results/booksim_small.csv (dfly_72.cfg), booksim_load.csv
+(dfly_1056.cfg) and booksim_dgb.csv (dgb_1056.cfg, the DGB fork's own network = dflab's preset
+`booksim-dgb-1056`), runs dflab on the matched configuration (the `booksim-72` /
 `booksim-1056` network written out below, the row's routing, pattern, load and VCs, BookSim's
 15,000 + 5,000 cycles) for seeds 1-3 and writes validation/results/dflab_vs_booksim.csv: one row
 per configuration, BookSim's and dflab's mean/p50/p99 latency (cycles = ns), accepted load and
@@ -20,7 +21,11 @@ Mapping (docs/validation.md, "BookSim2"):
 * `uniform` -> `uniform` with `traffic.allow_self` (BookSim's uniform includes the source);
   `bad_dragon` -> `adv+1` (a random node of the next group);
 * `injection_rate` (flits/cycle/node, Bernoulli) -> `traffic.load` (fraction of the host link).
-Rows of the DGB fork (repo `hk`) are left out: its UGAL is DGB's, not yet in dflab.
+* DGB fork (repo `hk`, built with `SINGLE_CYCLE`), all with `network.router_pipeline =
+  "single-cycle"`: `min` -> `MIN` as above; `ugal` (the fork's hop-weighted UGAL on whole-port
+  used credits, b = 0) -> `UGAL-L` with the fork's intermediate (`intermediate =
+  "any-shortcut"`); `dgb` -> `DGB` with its defaults and the fork's hard-coded
+  `local_q_scale = 8`.
 BookSim rows that did not finish (`stable` False) are compared on accepted load only.
 """
 
@@ -40,7 +45,7 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parent.parent
 DFLAB = ROOT / ".venv/bin/dflab"
 RESULTS = ROOT / "validation/results"
-SOURCES = [RESULTS / "booksim_small.csv", RESULTS / "booksim_load.csv"]
+SOURCES = [RESULTS / "booksim_small.csv", RESULTS / "booksim_load.csv", RESULTS / "booksim_dgb.csv"]
 OUT_CSV = RESULTS / "dflab_vs_booksim.csv"
 
 # dfly(k, 2k, k) as BookSim's dragonflynew builds it: 1 cycle = 1 ns = one 64 B flit at 64 GB/s
@@ -62,13 +67,31 @@ NETWORK = {
     "input_latency_ns": 0,
     "output_latency_ns": 0,
 }
-K_OF_CFG = {"validation/booksim/dfly_72.cfg": 2, "validation/booksim/dfly_1056.cfg": 4}
+K_OF_CFG = {
+    "validation/booksim/dfly_72.cfg": 2,
+    "validation/booksim/dfly_1056.cfg": 4,
+    "validation/booksim/dgb_1056.cfg": 4,
+}
+# Configurations that are a dflab preset (their network and run length come from it).
+PRESET_OF_CFG = {"validation/booksim/dgb_1056.cfg": "booksim-dgb-1056"}
 PATTERNS = {"uniform": "uniform", "bad_dragon": "adv+1"}
 
 
 def routing_args(row: dict) -> list[str] | None:
     """dflab's routing options for a BookSim row, None when dflab has no match."""
     vcs = ["--set", f"routing.vcs={row['num_vcs']}"]
+    if row["repo"] == "hk":
+        # The DGB fork is built with SINGLE_CYCLE; its `ugal` is DGB (DGB_ON, default modes).
+        single = ["--set", "network.router_pipeline=single-cycle"]
+        if row["routing"] == "min":
+            return ["--routing", "MIN", *vcs, "--set", "routing.vc_layout=booksim", *single]
+        if row["routing"] == "ugal":
+            # The fork's `ugal` is hop-weighted UGAL-L on whole-port used credits, b = 0.
+            return ["--routing", "UGAL-L", "--set", "routing.intermediate=any-shortcut", *single]
+        if row["routing"] == "dgb":
+            # (Its local-port scale is hard-coded 8; dflab's default is the buffer ratio, 1 here.)
+            return ["--routing", "DGB", "--set", "routing.local_q_scale=8", *single]
+        return None
     if row["repo"] != "bsmaster":
         return None
     if row["routing"] == "min":
@@ -90,9 +113,13 @@ def routing_args(row: dict) -> list[str] | None:
 def dflab_command(row: dict, seed: int) -> list[str]:
     k = K_OF_CFG[row["config"]]
     cmd = [str(DFLAB), "run", "--json", "--seed", str(seed)]
-    cmd += ["--set", f"topology.p={k}", "--set", f"topology.a={2 * k}", "--set", f"topology.h={k}"]
-    cmd += ["--set", "topology.arrangement=absolute"]
-    cmd += [arg for key, value in NETWORK.items() for arg in ("--set", f"network.{key}={value}")]
+    if row["config"] in PRESET_OF_CFG:
+        cmd += ["--preset", PRESET_OF_CFG[row["config"]]]
+    else:
+        for key, value in {"p": k, "a": 2 * k, "h": k, "arrangement": "absolute"}.items():
+            cmd += ["--set", f"topology.{key}={value}"]
+        for key, value in NETWORK.items():
+            cmd += ["--set", f"network.{key}={value}"]
     cmd += routing_args(row) or []
     cmd += ["--traffic", PATTERNS[row["pattern"]], "--load", row["offered_load"]]
     cmd += ["--set", "traffic.allow_self=true", "--warmup-us", "15", "--measure-us", "5"]
@@ -149,10 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3, help="dflab seeds 1..N (default 3)")
     ap.add_argument("--only", help="ROUTING:PATTERN, e.g. min:uniform")
+    ap.add_argument("--repo", help="only the rows of this BookSim build (bsmaster or hk)")
     ap.add_argument("--out", type=Path, default=OUT_CSV)
     args = ap.parse_args(argv)
     rows = [r for src in SOURCES for r in csv.DictReader(src.open())]
     rows = [r for r in rows if routing_args(r) is not None]
+    if args.repo:
+        rows = [r for r in rows if r["repo"] == args.repo]
     if args.only:
         routing, pattern = args.only.split(":")
         rows = [r for r in rows if (r["routing"], r["pattern"]) == (routing, pattern)]
@@ -167,13 +197,19 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         out.append(c)
+    if (args.repo or args.only) and args.out.exists():
+        # A partial run replaces its own rows and keeps the others.
+        key = ("booksim_commit", "nodes", "routing", "num_vcs", "pattern", "offered_load")
+        new = {tuple(str(c[k]) for k in key) for c in out}
+        kept = [r for r in csv.DictReader(args.out.open()) if tuple(r[k] for k in key) not in new]
+        out = kept + out
     fd, tmp = tempfile.mkstemp(dir=args.out.parent, suffix=".csv")
     with os.fdopen(fd, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out[0]))
         w.writeheader()
         w.writerows(out)
     os.replace(tmp, args.out)
-    print(f"wrote {args.out.relative_to(ROOT)} ({len(out)} configurations)")
+    print(f"wrote {args.out} ({len(out)} configurations)")
     return 0
 
 
