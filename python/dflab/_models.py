@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 from dflab.config_types import Number, Pattern, Section, choice
 
 ENGINE_SEMANTICS = 2
-ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'Q-adaptive', 'Q-routing')
+ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
     'VALg': (),
@@ -24,6 +24,10 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight'),
     'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
+    'VAL': ('policy', 'recompute', 'restricted'),
+    'PB': ('c_g_pct', 'policy', 'recompute', 'restricted', 't_g_packets', 't_l'),
+    'ACOR': ('dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'management', 'sequence'),
+    'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
     'Q-routing': ('epsilon', 'learning_rate', 'learning_rate2', 'max_q', 'q_truncate', 'q_update'),
 }
@@ -79,28 +83,41 @@ class Routing(Section):
 
     active_threshold: int | None = Field(None, ge=0, le=4294967295, description="A router's flow to a group is active with more packets than this in the window (ICS'24: 5 in BookSim, 3 in CODES). (Applies to UGAL-LE, EDGB.)")
     adaptive_threshold: Number | None = Field(None, ge=0.0, description='Non-minimal iff `q_min > floor(adaptive_threshold · q_nm)` (UGALg, UGALn, PAR). (Applies to UGALg, UGALn, PAR.)')
-    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'val': 'VALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
+    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'pbacor': 'PB-ACOR', 'piggyback': 'PB', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
     bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L, UGAL-LE.)')
+    c_g_pct: Number | None = Field(None, ge=0.0, le=100000.0, description="`C_g`: a global port is saturated above this percentage of its router's mean. (Applies to PB, PB-ACOR.)")
     chan_global_cycles: Number | None = Field(None, description=' (Applies to DGB, EDGB.)')
     chan_local_cycles: Number | None = Field(None, description="Wire cycles of an extra local / global hop in the exploration's channel difference (default: the network's link latencies in cycles). (Applies to DGB, EDGB.)")
+    dt1: int | None = Field(None, ge=0, le=4294967295, description='At most this many refused attempts in a window lower level 2 to 1. (Applies to ACOR, PB-ACOR.)')
+    dt2: int | None = Field(None, ge=0, le=4294967295, description='At most this many lower level 3 to 2 (3L only). (Applies to ACOR, PB-ACOR.)')
     epoch_cycles: Number | None = Field(None, ge=0.0, le=1000000000.0, description='A (destination, port) bias is trained at least this often when used (cycles). (Applies to DGB, EDGB.)')
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
     eta: Number | None = Field(None, ge=0.0, le=1000.0, description="Learning rate `η` of the bias step (the fork's 0.25; ICS'24 uses 0.1). (Applies to DGB, EDGB.)")
     explore_rate: Number | None = Field(None, ge=0.0, le=1000.0, description='Scale of the exploration step `p·explore_rate·chan_diff`. (Applies to DGB, EDGB.)')
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
+    hi_ns: Number | None = Field(None, ge=0.001, le=1000000000.0, description='Hysteresis interval (ACOR-Switch). (Applies to ACOR, PB-ACOR.)')
     intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR.)')
     intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, DGB, EDGB, PAR.)")
+    it1: int | None = Field(None, ge=1, le=4294967295, description='Refused attempts that raise level 1 to 2. (Applies to ACOR, PB-ACOR.)')
+    it2: int | None = Field(None, ge=1, le=4294967295, description='Refused attempts that raise level 2 to 3 (3L only). (Applies to ACOR, PB-ACOR.)')
     learning_rate: Number | None = Field(None, gt=0.0, le=1.0, description='α, the learning rate for targets below the current Q (good news). (Applies to Q-adaptive, Q-routing.)')
     learning_rate2: Number | None = Field(None, gt=0.0, le=1.0, description='β, the learning rate for targets at or above the current Q (bad news). (Applies to Q-adaptive, Q-routing.)')
     local_q_scale: Number | None = Field(None, ge=0.0, le=1000.0, description="Factor on the local first port's occupancy when the other candidate's is global (default: the global:local input-buffer ratio, the fork's hard-coded 8 on its 256:32 buffers). (Applies to DGB, EDGB.)")
+    management: Annotated[str, AfterValidator(choice(('packet', 'switch')))] | None = Field(None, description='Where the level lives: per switch (hysteresis) or per packet. (Applies to ACOR.)')
     max_q: int | None = Field(None, ge=0, le=32, description='Router hops decided by the Q-table before minimal routing (VCs = max_q + 3). (Applies to Q-routing.)')
     min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L, UGAL-LE.)')
     nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
+    policy: Annotated[str, AfterValidator(choice(('crg-gr', 'crg-sw', 'rrg-gr', 'rrg-sw')))] | None = Field(None, description='The misrouting policy (Table 1 of the ACOR paper). (Applies to VAL, PB.)')
     q_thld1: Number | None = Field(None, description='Relative threshold at the source router. (Applies to Q-adaptive.)')
     q_thld2: Number | None = Field(None, description='Relative threshold at the first router of an intermediate group. (Applies to Q-adaptive.)')
     q_truncate: bool | None = Field(None, description="Truncate Q to whole ns after each update (the reference's int64 tables). (Applies to Q-adaptive, Q-routing.)")
     q_update: Annotated[str, AfterValidator(choice(('hysteretic', 'plain')))] | None = Field(None, description='Hysteretic (α/β) or plain (α only) update. (Applies to Q-adaptive, Q-routing.)')
+    recompute: bool | None = Field(None, description='Draw a new path at every refused attempt at the head of the injection buffer. (Applies to VAL, PB.)')
     remove_inflight: bool | None = Field(None, description="Latency estimates and residuals on net occupancies, without the flits and credits on the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads. (Applies to DGB, EDGB.)")
+    restricted: bool | None = Field(None, description='RVAL: intra-group packets misroute inside their group only (L-L). (Applies to VAL, PB.)')
+    sequence: Annotated[str, AfterValidator(choice(('2LA', '2LB', '3L')))] | None = Field(None, description='The sequence of misrouting policies (Table 2). (Applies to ACOR, PB-ACOR.)')
+    t_g_packets: Number | None = Field(None, ge=0.0, le=100000.0, description='`T_g`: ... plus this many packets. (Applies to PB, PB-ACOR.)')
+    t_l: Number | None = Field(None, ge=0.0, le=100000.0, description="`T_l`: the minimal path's estimate may exceed the non-minimal one by this many packets. (Applies to PB, PB-ACOR.)")
     vc_layout: Annotated[str, AfterValidator(choice(('reference', 'booksim')))] | None = Field(None, description="Which VCs the hops take: the Q-adaptive reference code's, or BookSim2's. (Applies to MIN.)")
     vcs: int | None = Field(None, ge=1, le=64, description='Force the number of VCs; fewer than the algorithm needs are allowed (deadlock studies): its VCs above are folded onto the last.')
     window_ns: Number | None = Field(None, gt=0.0, le=1000000000.0, description="The contention counters' sliding window (ICS'24: 500 cycles in BookSim, 500 ns in CODES). (Applies to UGAL-LE, EDGB.)")

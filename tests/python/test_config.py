@@ -189,6 +189,7 @@ def test_several_problems_are_counted_in_one_line() -> None:
 
 def test_presets_registry_and_paper_parameters() -> None:
     assert presets.names() == [
+        "acor-1056", "acor-16512", "acor-5256",
         "booksim-dgb-1056", "qadaptive-1056", "qadaptive-2550", "ugal-le-1056", "ugal-le-288",
     ]  # fmt: skip
     small, large = preset("qadaptive-1056"), preset("qadaptive-2550")
@@ -218,8 +219,30 @@ def test_booksim_dgb_preset_is_the_dgb_forks_network() -> None:
     assert (net.local_latency_ns, net.global_latency_ns) == (10.0, 100.0)
 
 
+def test_acor_presets_are_the_papers_fogsim_network() -> None:
+    for name, label, nodes in [
+        ("acor-5256", "dfly(6,12,6,73)", 5256),
+        ("acor-1056", "dfly(4,8,4,33)", 1056),
+        ("acor-16512", "dfly(8,16,8,129)", 16512),
+    ]:
+        e = preset(name)
+        net = e.network
+        assert (e.topology_label(), e.nodes(), e.topology.arrangement) == (label, nodes, "palmtree")
+        # 250 B packets of 10 phits, 25 GB/s links, speedup 2, 90 ns router, 15/150 ns links.
+        assert (net.flit_bytes, net.packet_flits) == (25, 10)
+        assert {net.host_bw_gbps, net.local_bw_gbps, net.global_bw_gbps} == {25.0}
+        assert net.xbar_bw_gbps == 50.0
+        assert net.input_latency_ns + net.output_latency_ns == 90.0
+        assert (net.local_latency_ns, net.global_latency_ns) == (15.0, 150.0)
+        # 126 / 18 / 45 KB per VC.
+        assert (net.host_buffer_flits, net.local_buffer_flits, net.global_buffer_flits) == (
+            5040, 720, 1800,
+        )  # fmt: skip
+        assert (e.routing.algorithm, e.traffic.process) == ("ACOR", "bernoulli")
+
+
 def test_unknown_preset_lists_the_allowed_names() -> None:
-    with pytest.raises(UserError, match=r"'nope' is not allowed; allowed: booksim-dgb-1056"):
+    with pytest.raises(UserError, match=r"'nope' is not allowed; allowed: acor-1056, acor-16512"):
         preset("nope")
 
 
@@ -349,7 +372,9 @@ def test_ugal_le_presets_carry_the_ics24_booksim_setup() -> None:
     ("alias", "name"),
     [
         ("valiant", "VALn"),
-        ("val", "VALn"),
+        ("val", "VAL"),
+        ("piggyback", "PB"),
+        ("pbacor", "PB-ACOR"),
         ("minimal", "MIN"),
         ("ugal-3vc", "UGALg"),
         ("ugal-n", "UGALn"),

@@ -14,7 +14,7 @@ use dflab_core::routing::registry::declared_bounds;
 use dflab_core::topology::Topology;
 
 /// (name, VCs, max router hops)
-const BOUNDS: [(&str, usize, usize); 10] = [
+const BOUNDS: [(&str, usize, usize); 14] = [
     ("MIN", 2, 3),
     ("UGALg", 3, 5),
     ("UGALn", 4, 6),
@@ -25,6 +25,10 @@ const BOUNDS: [(&str, usize, usize); 10] = [
     ("DGB", 4, 6),
     ("EDGB", 4, 6),
     ("PAR", 5, 7),
+    ("VAL", 4, 6),
+    ("PB", 4, 6),
+    ("ACOR", 4, 6),
+    ("PB-ACOR", 4, 6),
 ];
 
 fn small(p: usize, a: usize, h: usize, l: usize, arr: Arrangement) -> Experiment {
@@ -67,6 +71,15 @@ fn small_networks_stay_within_bounds_past_saturation() {
                     e.routing.set("nonmin_candidates", 3);
                     e.routing.set("adaptive_threshold", 1.0);
                     e.routing.set("bias", -2.0);
+                    // The ACOR family: recomputation, the per-packet levels, another sequence.
+                    e.routing.set("recompute", true);
+                    e.routing.set("management", "packet");
+                    e.routing.set("sequence", "2LB");
+                }
+                if j == 2 {
+                    // The ACOR family: the shortest Phase A, restricted intra-group paths.
+                    e.routing.set("policy", "crg-gr");
+                    e.routing.set("restricted", true);
                 }
                 if j == 3 {
                     // Multi-flit packets in shallow buffers, and the intra-group detour.

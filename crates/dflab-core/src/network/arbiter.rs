@@ -172,6 +172,10 @@ impl<R: Routing> Simulation<R> {
         let hop = crate::routing::Hop { port: request_port(e), vc: request_vc(e) };
         let new = self.rt.alg.reroute_at_injection(&mut ctx!(self, router, in_port), self.core.pkts.get_mut(id), hop);
         self.flush_outbox(router, in_port);
+        if let Some(period) = self.rt.alg.reroute_interval() {
+            // Offered again after `period` even if nothing else runs the arbiter by then.
+            self.wake_arbiter(router, self.core.now + period);
+        }
         match new {
             Some(new) if new != hop => Ok(Some(request(in_port, vc as u8, self.check_hop(router, id, new)?))),
             _ => Ok(None),

@@ -246,6 +246,19 @@ impl<'a, R: Routing> Ctx<'a, R> {
         self.probes.add(probe, self.view.router, self.view.now, n);
     }
 
+    /// Add `n` to probe `probe` for another router than this one (a count about the packet's
+    /// source, made where the packet is).
+    #[inline]
+    pub fn count_for(&mut self, probe: usize, router: u32, n: u64) {
+        self.probes.add(probe, router, self.view.now, n);
+    }
+
+    /// Record this router's new `value` in trace probe `probe` (a [`crate::stats::ProbeKind::Trace`]).
+    #[inline]
+    pub fn record(&mut self, probe: usize, value: u64) {
+        self.probes.record(probe, self.view.router, self.view.now, value);
+    }
+
     /// Other routers' queues, read instantly (needs [`Hooks::ORACLE`]).
     #[inline]
     pub fn oracle(&self) -> OracleView<'a> {

@@ -8,6 +8,8 @@
 //! direct, inlinable call, and a hook the routing does not declare in [`Routing::HOOKS`] is
 //! compiled out. How to add an algorithm: `docs/dev/routing.md`.
 
+pub mod acor;
+pub mod acor_level;
 pub mod adaptive;
 pub mod contention;
 pub mod ctx;
@@ -16,8 +18,11 @@ pub mod dgb_table;
 pub mod edgb;
 pub mod harness;
 pub mod minimal;
+pub mod misroute;
 pub mod par;
 pub mod paths;
+pub mod pb;
+pub mod pb_acor;
 pub mod q_adaptive;
 pub mod q_routing;
 pub mod q_table;
@@ -27,6 +32,7 @@ pub mod ugal_global;
 pub mod ugal_global_path;
 pub mod ugal_l;
 pub mod ugal_le;
+pub mod val;
 pub mod valiant;
 pub mod vc;
 
@@ -164,6 +170,15 @@ pub trait Routing: Sized + Send + Sync + 'static {
     /// (its output buffer is full or a crossbar port is busy) while routed to `hop`: a new hop,
     /// or None to keep waiting for `hop`. Called at every refused attempt, never in transit.
     fn reroute_at_injection(&self, _cx: &mut Ctx<'_, Self>, _pkt: &mut Packet, _hop: Hop) -> Option<Hop> {
+        None
+    }
+
+    /// How often the engine offers a refused injection head of a re-routing algorithm
+    /// ([`Hooks::REROUTE`]) to the crossbar again, asking [`Routing::reroute_at_injection`]
+    /// each time: Some(period) re-offers it every period while it is refused (FOGSim's
+    /// allocator, which retries every cycle); None only when a pass runs for another reason
+    /// (a freed buffer or port, an arrival).
+    fn reroute_interval(&self) -> Option<crate::units::Time> {
         None
     }
 

@@ -8,11 +8,14 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use super::acor::{Acor, AcorParams};
 use super::adaptive::AdaptiveParams;
 use super::dgb::{dgb, DgbParams};
 use super::edgb::{edgb, EdgbParams};
 use super::minimal::{Minimal, MinimalParams};
 use super::par::Par;
+use super::pb::{Pb, PbParams};
+use super::pb_acor::{PbAcor, PbAcorParams};
 use super::q_adaptive::QAdaptive;
 use super::q_routing::QRouting;
 use super::q_table::{QAdaptiveParams, QParams, QRoutingParams};
@@ -21,6 +24,7 @@ use super::ugal_global::{UgalGParams, UgalGlobal};
 use super::ugal_global_path::{UgalGPathParams, UgalGlobalPath};
 use super::ugal_l::{UgalL, UgalLParams};
 use super::ugal_le::{UgalLe, UgalLeParams};
+use super::val::{Val, ValParams};
 use super::valiant::Valiant;
 use super::{BuildCtx, Routing};
 use crate::config::routing::param_keys;
@@ -117,7 +121,7 @@ macro_rules! algorithms {
 algorithms! {
     "MIN" | "minimal" => MinimalParams => |_: &BuildCtx, p| Ok::<_, Error>(Minimal::with_params(p)),
     "VALg" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_group()),
-    "VALn" | "val" | "valiant" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_router()),
+    "VALn" | "valiant" => NoParams => |_: &BuildCtx, _| Ok::<_, Error>(Valiant::to_router()),
     "UGALg" | "ugal-3vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_group(p)),
     "UGALn" | "ugal-n" | "ugal-4vc" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Ugal::to_router(p)),
     "UGAL-L" => UgalLParams => |cx: &BuildCtx, p| Ok::<_, Error>(UgalL::new(p).with_probes(cx.exp.run.decision_probes)),
@@ -127,6 +131,10 @@ algorithms! {
     "DGB" => DgbParams => |cx: &BuildCtx, p| dgb(cx.topo, cx.exp, p),
     "EDGB" => EdgbParams => |cx: &BuildCtx, p| edgb(cx.topo, cx.exp, p),
     "PAR" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Par::new(p)),
+    "VAL" => ValParams => |cx: &BuildCtx, p| Ok::<_, Error>(Val::new(cx, p)),
+    "PB" | "piggyback" => PbParams => |cx: &BuildCtx, p| Ok::<_, Error>(Pb::new(cx, p)),
+    "ACOR" => AcorParams => |cx: &BuildCtx, p| Acor::new(cx, p),
+    "PB-ACOR" | "pbacor" => PbAcorParams => |cx: &BuildCtx, p| PbAcor::new(cx, p),
     "Q-adaptive" | "qadaptive" => QAdaptiveParams =>
         |cx: &BuildCtx, p| Ok::<_, Error>(QAdaptive::new(cx.topo, QParams::adaptive(&p, &cx.exp.network))),
     "Q-routing" | "qrouting" => QRoutingParams =>
@@ -240,7 +248,20 @@ mod tests {
                 Ok(answered)
             }
         }
-        for name in ["MIN", "VALn", "VALg", "UGALg", "UGALn", "UGAL-L", "UGAL-LE", "UGAL-G", "UGAL-G-path", "PAR"] {
+        for name in [
+            "MIN",
+            "VALn",
+            "VALg",
+            "UGALg",
+            "UGALn",
+            "UGAL-L",
+            "UGAL-LE",
+            "UGAL-G",
+            "UGAL-G-path",
+            "PAR",
+            "VAL",
+            "ACOR",
+        ] {
             let mut exp = crate::config::Experiment::default();
             exp.routing.algorithm = name.into();
             let topo = Topology::new(&exp.topology).unwrap();

@@ -22,6 +22,9 @@ pub enum ProbeKind {
     PerRouter,
     /// One number per window of the per-window series (all windows, warm-up included).
     Series,
+    /// A value recorded with its time and router at each change ([`Probes::record`]): a
+    /// state's history (ACOR's level per switch), warm-up included.
+    Trace,
 }
 
 /// A probe as its owner declares it.
@@ -45,9 +48,19 @@ pub struct Probes {
     specs: Vec<ProbeSpec>,
     /// Per probe: its counts (1 for a total, one per router, one per window).
     counts: Vec<Vec<u64>>,
+    /// Per probe: its records (trace probes only).
+    traces: Vec<Vec<TraceRecord>>,
     measure_start: Time,
     measure_end: Time,
     window: Time,
+}
+
+/// One record of a trace probe: when (ps), where, and the new value.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub time_ps: Time,
+    pub router: u32,
+    pub value: u64,
 }
 
 /// Probe counts as results carry them, by probe name.
@@ -56,6 +69,8 @@ pub struct ProbeResults {
     pub totals: BTreeMap<String, u64>,
     pub per_router: BTreeMap<String, Vec<u64>>,
     pub series: BTreeMap<String, Vec<u64>>,
+    /// Trace probes: their records in time order.
+    pub traces: BTreeMap<String, Vec<TraceRecord>>,
 }
 
 impl Probes {
@@ -69,9 +84,11 @@ impl Probes {
                 ProbeKind::Total => vec![0],
                 ProbeKind::PerRouter => vec![0; routers],
                 ProbeKind::Series => vec![0; windows],
+                ProbeKind::Trace => Vec::new(),
             })
             .collect();
-        Probes { specs, counts, measure_start, measure_end, window: window.max(1) }
+        let traces = vec![Vec::new(); specs.len()];
+        Probes { specs, counts, traces, measure_start, measure_end, window: window.max(1) }
     }
 
     /// No probes (tests, tools).
@@ -94,15 +111,28 @@ impl Probes {
                     *c += n;
                 }
             }
+            ProbeKind::Trace => self.record(probe, router, now, n),
             _ if now < self.measure_start || now >= self.measure_end => {}
             ProbeKind::Total => counts[0] += n,
             ProbeKind::PerRouter => counts[router as usize] += n,
         }
     }
 
+    /// Record `value` for `router` at `now` in trace probe `probe` (up to the run's end).
+    #[inline]
+    pub fn record(&mut self, probe: usize, router: u32, now: Time, value: u64) {
+        debug_assert_eq!(self.specs[probe].kind, ProbeKind::Trace);
+        if now < self.measure_end {
+            self.traces[probe].push(TraceRecord { time_ps: now, router, value });
+        }
+    }
+
     pub fn results(&self) -> ProbeResults {
         let mut out = ProbeResults::default();
-        for (spec, counts) in self.specs.iter().zip(&self.counts) {
+        for ((spec, counts), trace) in self.specs.iter().zip(&self.counts).zip(&self.traces) {
+            if spec.kind == ProbeKind::Trace {
+                out.traces.insert(spec.name.clone(), trace.clone());
+            }
             let name = spec.name.clone();
             match spec.kind {
                 ProbeKind::Total => {
@@ -114,6 +144,7 @@ impl Probes {
                 ProbeKind::Series => {
                     out.series.insert(name, counts.clone());
                 }
+                ProbeKind::Trace => {}
             }
         }
         out
@@ -141,5 +172,16 @@ mod tests {
         assert_eq!(r.totals["a"], 3, "warm-up (t < 100) and the end (t >= 300) are not counted");
         assert_eq!(r.per_router["b"], vec![0, 2, 1]);
         assert_eq!(r.series["c"], vec![1, 2, 1], "every window, warm-up included; none past the run");
+    }
+
+    #[test]
+    fn traces_keep_every_change_up_to_the_end() {
+        let mut p = Probes::new(vec![ProbeSpec::new("level", ProbeKind::Trace, "")], 3, 100, 300, 100);
+        for (t, r, v) in [(50, 0, 1), (120, 2, 2), (299, 0, 0), (300, 1, 5)] {
+            p.record(0, r, t, v);
+        }
+        let got: Vec<(Time, u32, u64)> =
+            p.results().traces["level"].iter().map(|t| (t.time_ps, t.router, t.value)).collect();
+        assert_eq!(got, vec![(50, 0, 1), (120, 2, 2), (299, 0, 0)], "warm-up kept, nothing at or past the end");
     }
 }
