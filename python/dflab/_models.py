@@ -58,6 +58,7 @@ class Network(Section):
     """Packets, links, crossbar and buffers (bytes, GB/s = 10^9 bytes/s, ns, flits)."""
 
     credit_delay_cycles: int = Field(2, ge=0, le=1000, description='With `timing = "booksim"`: BookSim\'s `credit_delay`, cycles between a credit\'s arrival and its use by the upstream router.')
+    cut_through: bool = Field(False, description='With `timing = "link-busy"`: a packet is available downstream one flit-time after it starts on a link instead of a whole packet-time (virtual cut-through at flit level, as FOGSim\'s phits move; the link stays busy for the whole packet).')
     flit_bytes: int = Field(128, ge=1, le=4294967295, description='Bytes of a flit.')
     global_buffer_flits: int | None = Field(None, ge=1, le=4294967295, description='Capacity of each input VC buffer fed by a global link; unset: `input_buffer_flits`.')
     global_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links between groups.')

@@ -61,6 +61,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "network.timing": "link-busy",
     "network.router_pipeline": "standard",
     "network.credit_delay_cycles": 2,
+    "network.cut_through": False,
     "routing.form": "hop-weighted",
     "routing.vc_layout": "reference",
     "network.host_buffer_flits": None,

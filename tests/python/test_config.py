@@ -36,7 +36,7 @@ def test_defaults_are_the_documented_ones() -> None:
             "host_buffer_flits": None, "local_buffer_flits": None, "global_buffer_flits": None,
             "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
             "input_latency_ns": 10.0, "output_latency_ns": 10.0, "timing": "link-busy",
-            "router_pipeline": "standard", "credit_delay_cycles": 2,
+            "router_pipeline": "standard", "credit_delay_cycles": 2, "cut_through": False,
         },
         "routing": {"algorithm": "MIN", "vc_layout": "reference"},
         "traffic": {
@@ -232,7 +232,7 @@ def test_acor_presets_are_the_papers_fogsim_network() -> None:
         assert (net.flit_bytes, net.packet_flits) == (25, 10)
         assert {net.host_bw_gbps, net.local_bw_gbps, net.global_bw_gbps} == {25.0}
         assert net.xbar_bw_gbps == 50.0
-        assert net.input_latency_ns + net.output_latency_ns == 90.0
+        assert net.cut_through and net.input_latency_ns + net.output_latency_ns == 85.5
         assert (net.local_latency_ns, net.global_latency_ns) == (15.0, 150.0)
         # 126 / 18 / 45 KB per VC.
         assert (net.host_buffer_flits, net.local_buffer_flits, net.global_buffer_flits) == (

@@ -1,6 +1,8 @@
 //! Zero-load latency equals the analytic sum of serialisation and fixed latencies on the path
 //! (engine module comment): NIC → router `n·s_host + L_host + in`; each router hop
-//! `n·x + n·s_c + out + L_c + in`; ejection `n·x + n·s_host + out + L_host`.
+//! `n·x + n·s_c + out + L_c + in`; ejection `n·x + n·s_host + out + L_host`. With
+//! `network.cut_through` every `n·s` but the ejection's becomes one flit's `s` (the head moves
+//! on after its first flit; the tail reaches the node a packet-time after the head).
 
 mod common;
 
@@ -11,13 +13,14 @@ use dflab_core::Experiment;
 fn expected(e: &Experiment, local_hops: u64, global_hops: u64) -> Time {
     let n = &e.network;
     let f = n.packet_flits as u64;
-    let ser = |bw: f64| f * transfer_ps(n.flit_bytes as u64, bw);
+    let whole = |bw: f64| f * transfer_ps(n.flit_bytes as u64, bw);
+    let ser = |bw: f64| if n.cut_through { transfer_ps(n.flit_bytes as u64, bw) } else { whole(bw) };
     let x = f * transfer_ps(n.flit_bytes as u64, n.xbar_bw_gbps);
     let (inl, outl) = (ns_to_ps(n.input_latency_ns), ns_to_ps(n.output_latency_ns));
     let inject = ser(n.host_bw_gbps) + ns_to_ps(n.host_latency_ns) + inl;
     let local = x + ser(n.local_bw_gbps) + outl + ns_to_ps(n.local_latency_ns) + inl;
     let global = x + ser(n.global_bw_gbps) + outl + ns_to_ps(n.global_latency_ns) + inl;
-    let eject = x + ser(n.host_bw_gbps) + outl + ns_to_ps(n.host_latency_ns);
+    let eject = x + whole(n.host_bw_gbps) + outl + ns_to_ps(n.host_latency_ns);
     inject + local_hops * local + global_hops * global + eject
 }
 
@@ -42,7 +45,10 @@ fn configs() -> Vec<Experiment> {
     odd.network.input_latency_ns = 7.0;
     odd.network.output_latency_ns = 3.0;
     odd.network.global_latency_ns = 250.0;
-    vec![hpdc, odd]
+    // The same, cut through.
+    let mut cut = odd.clone();
+    cut.network.cut_through = true;
+    vec![hpdc, odd, cut]
 }
 
 #[test]

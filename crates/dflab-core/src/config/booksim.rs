@@ -21,6 +21,13 @@ impl NetworkConfig {
     }
 
     pub(super) fn check_booksim(&self) -> Result<()> {
+        if self.cut_through && self.timing != PortTiming::LinkBusy {
+            return Err(Error::config(
+                "network.cut_through",
+                "applies only with timing = \"link-busy\" (sst and booksim time a packet's flits their own way); \
+                 allowed: false",
+            ));
+        }
         if self.timing != PortTiming::Booksim {
             if self.router_pipeline != RouterPipeline::Standard {
                 return Err(only_booksim("network.router_pipeline"));

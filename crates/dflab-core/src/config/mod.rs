@@ -156,6 +156,10 @@ pub struct NetworkConfig {
     /// and its use by the upstream router.
     #[schemars(range(max = 1000))]
     pub credit_delay_cycles: u32,
+    /// With `timing = "link-busy"`: a packet is available downstream one flit-time after it
+    /// starts on a link instead of a whole packet-time (virtual cut-through at flit level, as
+    /// FOGSim's phits move; the link stays busy for the whole packet).
+    pub cut_through: bool,
 }
 
 /// How output ports, NICs and crossbars are timed.
@@ -214,6 +218,7 @@ impl Default for NetworkConfig {
             timing: PortTiming::LinkBusy,
             router_pipeline: RouterPipeline::Standard,
             credit_delay_cycles: 2,
+            cut_through: false,
         }
     }
 }

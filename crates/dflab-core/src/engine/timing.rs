@@ -55,7 +55,8 @@ pub struct Timing {
     /// From the start of a packet on a link to its availability downstream, per class:
     /// serialisation + output + link + input latency (the NIC's: no output stage). With SST
     /// timing a packet is whole downstream `output + link + input` after its send: no
-    /// serialisation term (the port's timer charged it before the send).
+    /// serialisation term (the port's timer charged it before the send); with
+    /// `network.cut_through`, one flit's serialisation.
     pub link: ClassTimes,
     /// Buffer capacities in flits: the input VC buffers of each link class (host, local,
     /// global; `network.*_buffer_flits`), their largest, and the output VC buffers.
@@ -97,9 +98,14 @@ impl Timing {
         let ser = |c: usize| f * ser_flit[c];
         let sst = n.timing == PortTiming::Sst;
         let eject_credit = out_lat + link_lat[0] + crate::network::sst::NIC_CREDIT_DELAY + link_lat[0] + in_lat;
-        // With SST timing the serialisation is the port's timer, not part of the hop.
-        let ser_on_link = |c: usize| if sst { 0 } else { ser(c) };
         let booksim = n.timing == PortTiming::Booksim;
+        // With SST timing the serialisation is the port's timer, not part of the hop; cut
+        // through, the head is downstream after one flit and the rest follows it.
+        let ser_on_link = |c: usize| match (sst, n.cut_through) {
+            (true, _) => 0,
+            (false, true) => ser_flit[c],
+            (false, false) => ser(c),
+        };
         let mut t = Timing {
             packet_flits: n.packet_flits as u16,
             uniform_flits: Some(n.packet_flits as u16),
