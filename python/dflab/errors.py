@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -68,10 +69,25 @@ _TYPE_NAMES = {
 }
 
 
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model an annotation holds: itself, or the items of a list or an optional one."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def _walk(model: type[BaseModel], loc: tuple[str | int, ...]) -> Any:
-    """Follow `loc` through nested models; the model class or FieldInfo found there, or None."""
+    """Follow `loc` through nested models (and lists of them: an index part stays on the list's
+    model); the model class or FieldInfo found there, or None."""
     node: Any = model
     for part in loc:
+        if isinstance(part, int) and isinstance(node, FieldInfo):
+            node = _model_in(node.annotation)
+            continue
         owner = node.annotation if isinstance(node, FieldInfo) else node
         if not (isinstance(owner, type) and issubclass(owner, BaseModel)):
             return None

@@ -109,6 +109,12 @@ def _checked(base: Experiment, name: str, values: list[dict[str, Any]]) -> None:
             raise UserError(f"sweep.{name}.{index}: {message}") from None
 
 
+def _list_axis(key: str, values: list[Any] | None) -> list[dict[str, Any]]:
+    """One of the four lists as an axis; not given, one value that changes nothing, so that the
+    experiment's own value, or what a point of `points` set, stays."""
+    return [{key: v} for v in values] if values is not None else [{}]
+
+
 def _axes(base: Experiment, spec: SweepSpec) -> tuple[list[Axis], list[str]]:
     """The sweep's axes in crossing order (routings, traffics, the keys, zips, points, loads,
     seeds; the experiment's own value where a list is not given), each checked on the
@@ -117,14 +123,14 @@ def _axes(base: Experiment, spec: SweepSpec) -> tuple[list[Axis], list[str]]:
     if spec.seed_count is not None:
         seeds = [base.seed + i for i in range(spec.seed_count)]
     lists = {
-        "routings": ("routing.algorithm", spec.routings, base.routing.algorithm),
-        "traffics": ("traffic.pattern", spec.traffics, base.traffic.pattern),
+        "routings": ("routing.algorithm", spec.routings),
+        "traffics": ("traffic.pattern", spec.traffics),
     }
     axes: list[Axis] = []
-    for name, (key, values, own) in lists.items():
+    for name, (key, values) in lists.items():
         if values is not None and not values:
             raise UserError(f"sweep.{name}: empty list; give at least one value")
-        axes.append((name, [{key: v} for v in (values if values is not None else [own])]))
+        axes.append((name, _list_axis(key, values)))
     keys: list[str] = []
     for key, values in (spec.axes or {}).items():
         axes.append((key, [{key: v} for v in values]))
@@ -136,13 +142,10 @@ def _axes(base: Experiment, spec: SweepSpec) -> tuple[list[Axis], list[str]]:
     if spec.points:
         axes.append(("points", [dict(p) for p in spec.points]))
         keys += [key for p in spec.points for key in p]
-    for name, key, values, own in (
-        ("loads", "traffic.load", spec.loads, base.traffic.load),
-        ("seeds", "seed", seeds, base.seed),
-    ):
+    for name, key, values in (("loads", "traffic.load", spec.loads), ("seeds", "seed", seeds)):
         if values is not None and not values:
             raise UserError(f"sweep.{name}: empty list; give at least one value")
-        axes.append((name, [{key: v} for v in (values if values is not None else [own])]))
+        axes.append((name, _list_axis(key, values)))
     count = 1
     for _, values in axes:
         count *= len(values)
@@ -177,7 +180,8 @@ def expand(base: Experiment, spec: SweepSpec) -> list[Point]:
         overrides: dict[str, Any] = {}
         for part in combination:
             overrides.update(part)
-        overrides["traffic.load"] = float(overrides["traffic.load"])
+        if "traffic.load" in overrides:
+            overrides["traffic.load"] = float(overrides["traffic.load"])
         try:
             experiment = with_overrides(base, overrides)
         except UserError as exc:
@@ -319,51 +323,92 @@ def run_sweep(
 
     `runner` must be picklable (a module-level function) for the default process pool.
     """
+    (outcome,) = run_sweeps(
+        [(points, store)],
+        jobs=jobs,
+        runner=runner,
+        executor_factory=executor_factory,
+        console=console,
+        policy=policy,
+    )
+    return outcome
+
+
+def run_sweeps(
+    sweeps: Sequence[tuple[Sequence[Point], Store]],
+    *,
+    jobs: int = 1,
+    runner: Runner = run_engine,
+    executor_factory: ExecutorFactory = process_pool,
+    console: Console | None = None,
+    policy: Policy | None = None,
+    cost: Callable[[Point], float] | None = None,
+) -> list[SweepOutcome]:
+    """Several sweeps, each into its own store, through one pool: their points run side by side,
+    so that the long points of one sweep do not leave workers idle at the end of another. With
+    `cost`, the most expensive points start first (the sweep then ends with short points, not
+    with one long point on one worker). One outcome per sweep; as `run_sweep` otherwise."""
     if jobs < 1:
         raise UserError(f"--jobs: {jobs} is out of range; allowed: >= 1")
     policy = policy or Policy()
     report = sweep_progress(console)
-    done = prepare_store(points, store, report)
-    todo = deque((point, 0) for point in points if point.key not in done)
-    outcome = SweepOutcome(points=list(points), skipped=len(points) - len(todo))
-    finished: set[str] = set()
+    todo: list[tuple[int, Point, int]] = []
+    outcomes: list[SweepOutcome] = []
+    for index, (points, store) in enumerate(sweeps):
+        done = prepare_store(points, store, report)
+        todo += [(index, point, 0) for point in points if point.key not in done]
+        outcomes.append(
+            SweepOutcome(points=list(points), skipped=sum(point.key in done for point in points))
+        )
+    if cost is not None:
+        todo.sort(key=lambda item: -cost(item[1]))
+    queue = deque(todo)
+    finished: set[tuple[int, str]] = set()
+    named = len(sweeps) > 1
 
-    def finish(point: Point, result: dict[str, Any], seconds: float) -> None:
-        if point.key in finished:
+    def finish(index: int, point: Point, result: dict[str, Any], seconds: float) -> None:
+        if (index, point.key) in finished:
             return  # a late duplicate (a cancelled attempt that completed after all)
-        finished.add(point.key)
+        finished.add((index, point.key))
+        store, outcome = sweeps[index][1], outcomes[index]
         message = _record(point, result, store)
         outcome.ran += 1
         if message is not None:
             outcome.failures.append((point, message))
-        report.point(point.label(), seconds, message)
+        label = f"{store.root.name}: {point.label()}" if named else point.label()
+        report.point(label, seconds, message)
 
-    def retry(point: Point, attempt: int, message: str) -> bool:
+    def retry(index: int, point: Point, attempt: int, message: str) -> bool:
         if attempt >= policy.retries:
             return False
-        outcome.retried += 1
+        outcomes[index].retried += 1
         report.note(
             f"note: {point.label()}: {message}; retrying (attempt {attempt + 2} of "
             f"{policy.retries + 1})"
         )
-        todo.append((point, attempt + 1))
+        queue.append((index, point, attempt + 1))
         return True
 
+    total = sum(len(points) for points, _ in sweeps)
     with _Signals().installed() as signals:
-        report.start(len(points), outcome.skipped)
+        report.start(total, sum(o.skipped for o in outcomes))
         try:
-            _drive(todo, jobs, runner, executor_factory, finish, retry, signals, policy)
+            _drive(queue, jobs, runner, executor_factory, finish, retry, signals, policy)
         finally:
             report.close()
-            store.write_summary()
+            for _, store in sweeps:
+                store.write_summary()
     if signals.signum is not None:
-        saved = len(store.done_hashes() & {point.key for point in points})
-        raise Interrupted(signals.signum, saved, len(points))
-    return outcome
+        saved = sum(
+            len(store.done_hashes() & {point.key for point in points}) for points, store in sweeps
+        )
+        raise Interrupted(signals.signum, saved, total)
+    return outcomes
 
 
 @dataclass
 class _Attempt:
+    index: int  # of the sweep (and store) the point belongs to
     point: Point
     attempt: int
     started: float
@@ -373,12 +418,12 @@ Pending = dict[Future[dict[str, Any]], _Attempt]
 
 
 def _drive(
-    todo: deque[tuple[Point, int]],
+    todo: deque[tuple[int, Point, int]],
     jobs: int,
     runner: Runner,
     executor_factory: ExecutorFactory,
-    finish: Callable[[Point, dict[str, Any], float], None],
-    retry: Callable[[Point, int, str], bool],
+    finish: Callable[[int, Point, dict[str, Any], float], None],
+    retry: Callable[[int, Point, int, str], bool],
     signals: _Signals,
     policy: Policy,
 ) -> None:
@@ -390,17 +435,17 @@ def _drive(
 
     def settle(attempt: _Attempt, result: dict[str, Any], retryable: bool) -> None:
         seconds = time.monotonic() - attempt.started
-        if retryable and retry(attempt.point, attempt.attempt, str(result["error"])):
+        if retryable and retry(attempt.index, attempt.point, attempt.attempt, str(result["error"])):
             return
-        finish(attempt.point, result, seconds)
+        finish(attempt.index, attempt.point, result, seconds)
 
     try:
         while (todo or pending) and signals.signum is None:
             limit = max(jobs, capacity()) if todo else jobs
             while todo and len(pending) < limit:
-                point, attempt = todo.popleft()
+                index, point, attempt = todo.popleft()
                 future = pool.submit(execute_point, runner, point.experiment.to_engine_json())
-                pending[future] = _Attempt(point, attempt, time.monotonic())
+                pending[future] = _Attempt(index, point, attempt, time.monotonic())
             finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             if signals.signum is not None:
                 break  # the workers that died with the signal are no failures of their points
@@ -452,5 +497,6 @@ def _stop(pool: Executor, pending: Pending, finish: Callable[..., None], *, keep
     if keep:
         for future, attempt in pending.items():
             if future.done() and not future.cancelled() and future.exception() is None:
-                finish(attempt.point, future.result(), time.monotonic() - attempt.started)
+                seconds = time.monotonic() - attempt.started
+                finish(attempt.index, attempt.point, future.result(), seconds)
     pool.shutdown(wait=True, cancel_futures=True)

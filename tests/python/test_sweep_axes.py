@@ -32,6 +32,21 @@ def _spec(text: str) -> SweepSpec:
     return sweep_spec(tomllib.loads(text)["sweep"])
 
 
+def test_points_may_set_the_keys_of_the_four_lists() -> None:
+    """A point's load, pattern or seed stays when the list of that key is not given (the
+    experiment's own value is no axis that would override it)."""
+    spec = _spec(
+        """
+        [sweep]
+        routings = ["MIN"]
+        points = [{ "traffic.pattern" = "ur", "traffic.load" = 0.7, seed = 4 },
+                  { "traffic.pattern" = "adv+1", "traffic.load" = 0.45 }]
+        """
+    )
+    coords = [(p.coords["traffic"], p.coords["load"], p.coords["seed"]) for p in expand(BASE, spec)]
+    assert coords == [("ur", 0.7, 4), ("adv+1", 0.45, BASE.seed)]
+
+
 def test_axes_zips_points_and_seeds_cross_in_order() -> None:
     spec = _spec(
         """
