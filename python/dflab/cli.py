@@ -590,6 +590,106 @@ def saturation(
 
 
 @app.command()
+def reproduce(
+    study: Annotated[
+        str | None,
+        typer.Argument(
+            help="A study (see --list), or a campaign file (.toml, docs/studies.md).",
+            show_default=False,
+        ),
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Full size: the paper's run lengths (default: quick).")
+    ] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List the studies and exit.")] = False,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Run every point with N seeds from its own (checks and figures average them; "
+            "a rerun with more seeds runs only the new ones).",
+            show_default=False,
+        ),
+    ] = None,
+    jobs: JobsOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Output directory (default: results/reproduce/STUDY/SIZE)."),
+    ] = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    retries: RetriesOpt = None,
+    timeout_s: TimeoutOpt = None,
+) -> None:
+    """Run a paper's figure from its campaign, draw it and check it against the paper's numbers."""
+    from dflab import studies
+
+    if list_:
+        from dflab.reproduce import study_list
+
+        _out().print(study_list(studies.names()))
+        return
+    if study is None:
+        raise UserError("give a study (dflab reproduce --list shows them) or a campaign file")
+    if jobs is not None:
+        _jobs(jobs)
+    from dflab.campaign import load_campaign
+
+    name, path = studies.find(study)
+    campaign = load_campaign(path, name)
+    cluster = _cluster(path, backend, scheduler, retries, timeout_s)
+    size = "full" if full else "quick"
+
+    from dflab.backends import backend as make_backend
+    from dflab.outputs import check_output_dir
+    from dflab.reproduce import check_table, default_out, notes, sweep_walls
+    from dflab.reproduce import reproduce as run_study
+    from dflab.sweep import Interrupted
+
+    root = check_output_dir("--out", out if out is not None else default_out(name, size))
+    err = _err()
+    with make_backend(cluster) as runner:
+        jobs = jobs if jobs is not None else runner.default_jobs()
+        err.print(f"reproduce: {name}, {size} size, {jobs} jobs, results in {root}")
+        try:
+            result = run_study(
+                campaign,
+                size,
+                root,
+                jobs=jobs,
+                console=err,
+                executor_factory=runner.factory,
+                policy=cluster.policy(),
+                seeds=seeds,
+            )
+        except Interrupted as exc:
+            print(f"error: {exc.message()}", file=sys.stderr)
+            raise typer.Exit(exc.exit_code) from None
+    console = _out()
+    from dflab.report import rows_table
+
+    walls = sweep_walls(result.timing)
+    if not walls.is_empty():
+        console.print(rows_table(walls.to_dicts(), walls.columns, "wall time per sweep (s)"))
+    console.print(check_table(result))
+    for line in notes(result):
+        console.print(line, markup=False, highlight=False)
+    for path_, why in result.figures:
+        print(f"figure: {path_}" + (f" (not drawn: {why})" if why else ""), file=sys.stderr)
+    from dflab.checks import counts
+
+    print(
+        f"{name} ({size}): {counts(result.rows)}; {result.points} points, {result.ran} run now "
+        f"in {result.elapsed_s:.0f} s; table: {root / 'checks.md'}",
+        file=sys.stderr,
+    )
+    for failure in result.failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
 def plot(
     directory: Annotated[Path, typer.Argument(help="Result directory of a sweep.")],
     out: Annotated[

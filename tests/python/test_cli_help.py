@@ -9,7 +9,7 @@ from dflab.config import PATTERN_KINDS, ROUTING_ALGORITHMS
 from dflab.schema_gen import committed_schema, routing_aliases
 from helpers import run_cli
 
-COMMANDS = ["run", "sweep", "plot", "info", "bench", "presets"]
+COMMANDS = ["run", "sweep", "plot", "info", "bench", "presets", "reproduce", "saturation"]
 
 
 def _help(*command: str) -> str:
