@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +98,13 @@ SERIES_COLUMNS: tuple[str, ...] = (
 class Probes:
     """The named counters the routing and the workload declared, over the measurement window:
     one number per probe (`totals`), one per router (`per_router`), or one per window of the
-    series (`series`, warm-up included)."""
+    series (`series`, warm-up included); and the traces, a state's changes as
+    `(time_ns, router, value)` in time order (ACOR's `acor_level`, warm-up included)."""
 
     totals: dict[str, int]
     per_router: dict[str, list[int]]
     series: dict[str, list[int]]
+    traces: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Probes:
@@ -110,6 +112,10 @@ class Probes:
             totals={k: int(v) for k, v in data.get("totals", {}).items()},
             per_router={k: [int(x) for x in v] for k, v in data.get("per_router", {}).items()},
             series={k: [int(x) for x in v] for k, v in data.get("series", {}).items()},
+            traces={
+                k: [(r["time_ps"] / 1000.0, int(r["router"]), int(r["value"])) for r in v]
+                for k, v in data.get("traces", {}).items()
+            },
         )
 
 

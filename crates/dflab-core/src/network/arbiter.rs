@@ -140,10 +140,15 @@ impl<R: Routing> Simulation<R> {
     /// buffer was found full; a pass that could not see (a busy crossbar port answered first)
     /// keeps the mark, unless buffer space has freed (`freed`), which makes it unknown. A head
     /// of an injection input whose routing re-routes refused packets ([`Hooks::REROUTE`]) may
-    /// get a new output first (and no mark: that output was not tried).
+    /// get a new output first (and no mark: that output was not tried), unless its input port
+    /// is still busy (then it waits for the port's wake-up).
     #[inline(always)]
     fn refused_entry(&mut self, router: u32, e: u64, refused: &Grant, freed: bool) -> Fallible<u64> {
-        if R::HOOKS.has(Hooks::REROUTE) {
+        // Not while the input's crossbar port still moves the previous packet: the head is not
+        // blocked by its output then (in a flit-level switch its turn has not come yet).
+        if R::HOOKS.has(Hooks::REROUTE)
+            && self.fab.ports[self.fab.pidx(router, request_in_port(e))].xin_busy <= self.core.now
+        {
             let qi = self.fab.qidx(router, request_in_port(e), request_in_vc(e));
             let id = self.fab.inq.front(qi).expect("waiting entry has a head packet");
             if let Some(new) = self.reroute(router, e, id)? {

@@ -197,28 +197,20 @@ fn draw_global_link(topo: &Topology, src: u32, any_router: bool, rng: &mut Rng) 
 }
 
 /// Router hops of path `d` from `src` to `dst` (exact on one link per group pair; with
-/// parallel links each minimal segment counts its best gateway). A packet whose path passes
-/// through its destination router leaves the network there.
+/// parallel links each minimal segment counts its best gateway).
 pub fn path_hops(topo: &Topology, src: u32, dst: u32, d: &Drawn) -> u32 {
     match d.phase {
         MINIMAL => topo.min_hops(src, dst),
         TO_INTER_ROUTER => 1 + (d.inter_router != dst) as u32,
         _ => {
             let via = topo.group_of(src) * topo.a as u32 + d.via_index as u32;
-            if via == dst {
-                return 1;
-            }
             let (entry, _) = topo.peer(via, d.via_port).expect("a drawn global port is connected");
-            let mut hops = (via != src) as u32 + 1;
-            if entry == dst {
-                return hops;
+            let phase_a = (via != src) as u32 + 1;
+            if d.inter_router == NONE {
+                phase_a + topo.min_hops(entry, dst)
+            } else {
+                phase_a + (entry != d.inter_router) as u32 + topo.min_hops(d.inter_router, dst)
             }
-            let mut from = entry;
-            if d.inter_router != NONE && d.inter_router != entry {
-                hops += 1;
-                from = d.inter_router;
-            }
-            hops + topo.min_hops(from, dst)
         }
     }
 }
@@ -226,7 +218,8 @@ pub fn path_hops(topo: &Topology, src: u32, dst: u32, d: &Drawn) -> u32 {
 /// Write path `d` into `pkt`: a decision at the source router, before the packet's first hop
 /// (so its ladder position starts again at 0).
 pub fn commit(pkt: &mut Packet, d: &Drawn, level: u8) {
-    debug_assert_eq!(pkt.hops, 0, "paths are drawn only at the source router");
+    // A hard check (one compare per decision): recomputation never happens in transit.
+    assert_eq!(pkt.hops, 0, "a path drawn after the packet left its source router");
     let h: &mut MisrouteHeader = pkt.hdr_mut();
     h.pos = 0;
     h.inter_router = d.inter_router;
@@ -250,9 +243,6 @@ pub fn next_hop(
     pkt: &mut Packet,
     mut to_group: impl FnMut(u32) -> Option<u16>,
 ) -> Option<Hop> {
-    if pkt.dst_router == router {
-        return Some(Hop { port: topo.host_port_of_node(pkt.dst), vc: 0 });
-    }
     let mut h = *hdr(pkt);
     let group = topo.group_of(router);
     if h.phase == TO_INTER_GROUP && group == h.inter_group {
@@ -260,6 +250,11 @@ pub fn next_hop(
     }
     if h.phase == TO_INTER_ROUTER && router == h.inter_router {
         h.phase = TO_DESTINATION;
+    }
+    if pkt.dst_router == router && (h.phase == MINIMAL || h.phase == TO_DESTINATION) {
+        // (The phase is already TO_DESTINATION in the header, or the packet leaves now.)
+        pkt.hdr_mut::<MisrouteHeader>().phase = h.phase;
+        return Some(Hop { port: topo.host_port_of_node(pkt.dst), vc: 0 });
     }
     let port = match h.phase {
         TO_INTER_GROUP => {
