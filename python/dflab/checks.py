@@ -345,7 +345,9 @@ def _evaluate(check: CheckSpec, results: Results, size: str) -> CheckRow:
         text = f"{100 * deviation:+.1f}%"
     else:
         deviation = value - expected
-        text = f"{deviation:+.3g}"
+        # One digit more than the tolerance has: ±0.02 shows +0.003.
+        digits = max(0, 1 - math.floor(math.log10(tolerance))) if tolerance > 0 else 3
+        text = f"{deviation:+.{digits}f}"
     ok = abs(deviation) <= tolerance + 1e-12
     status = PASS if ok else KNOWN if check.known else FAIL
     return _row(check, status, value=show(value), deviation=text, **shown)

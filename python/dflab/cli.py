@@ -670,7 +670,8 @@ def reproduce(
 
     walls = sweep_walls(result.timing)
     if not walls.is_empty():
-        console.print(rows_table(walls.to_dicts(), walls.columns, "wall time per sweep (s)"))
+        title = "wall time of the points per sweep, summed (s)"
+        console.print(rows_table(walls.to_dicts(), walls.columns, title))
     console.print(check_table(result))
     for line in notes(result):
         console.print(line, markup=False, highlight=False)

@@ -32,6 +32,7 @@ from dflab.saturation import search
 from dflab.store import Store, atomic_write
 from dflab.study_figures import draw
 from dflab.sweep import ExecutorFactory, Point, Policy, expand, process_pool, run_sweeps
+from dflab.version import version_line
 from dflab.worker import Runner, run_engine
 
 
@@ -229,7 +230,7 @@ def _markdown(result: Reproduction) -> str:
         f"{study.title}. Paper: {study.paper}. Discussion: {study.doc}.",
         "",
         f"Checks: {counts(result.rows)}. Points: {result.points} ({result.ran} run now). "
-        f"Wall time of this run: {result.elapsed_s:.0f} s.",
+        f"Wall time of this run: {result.elapsed_s:.0f} s. {version_line()}.",
         "",
         "| # | check | paper | dflab | deviation | tolerance | result | source | note |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -240,7 +241,11 @@ def _markdown(result: Reproduction) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     walls = sweep_walls(result.timing)
     if not walls.is_empty():
-        lines += ["", "| sweep | points | wall time (s) | longest point (s) |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "| sweep | points | wall time of its points, summed (s) | longest point (s) |",
+        ]
+        lines += ["|---|---|---|---|"]
         lines += [f"| {s} | {n} | {w} | {m} |" for s, n, w, m in walls.iter_rows()]
     for failure in result.failures:
         lines.append(f"\nfailed point: {failure}")

@@ -123,7 +123,7 @@ def test_the_row_shows_the_deviation_and_tolerance() -> None:
     row = _one(_check(where={"routing": "MIN"}, reduce="max", paper=0.9, tolerance="3%"))
     assert (row.paper, row.deviation, row.tolerance) == ("0.9", "-2.2%", "±3%")
     row = _one(_check(where={"routing": "MIN"}, reduce="max", paper=0.9, tolerance=0.05))
-    assert (row.deviation, row.tolerance) == ("-0.02", "±0.05")
+    assert (row.deviation, row.tolerance) == ("-0.020", "±0.05")
     row = _one(_check(where={"routing": "Q"}, reduce="max", rank="highest", among={}))
     assert row.deviation == "rank 2 of 4" and "MIN 0.88" in row.note  # of MIN, VALn, Q, S
 
