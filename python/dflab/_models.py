@@ -25,9 +25,9 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
-    'PB': ('c_g_pct', 'policy', 'recompute', 'restricted', 't_g_packets', 't_l'),
+    'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'restricted', 't_g_packets', 't_l'),
     'ACOR': ('dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'management', 'sequence'),
-    'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
+    'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'flag_period_cycles', 'hi_ns', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
     'Q-routing': ('epsilon', 'learning_rate', 'learning_rate2', 'max_q', 'q_truncate', 'q_update'),
 }
@@ -95,6 +95,7 @@ class Routing(Section):
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
     eta: Number | None = Field(None, ge=0.0, le=1000.0, description="Learning rate `η` of the bias step (the fork's 0.25; ICS'24 uses 0.1). (Applies to DGB, EDGB.)")
     explore_rate: Number | None = Field(None, ge=0.0, le=1000.0, description='Scale of the exploration step `p·explore_rate·chan_diff`. (Applies to DGB, EDGB.)')
+    flag_period_cycles: int | None = Field(None, ge=1, le=1000000, description="Cycles between two computations of a router's saturation flags (FOGSim: every cycle). More is cheaper and leaves the flags up to that many cycles staler. (Applies to PB, PB-ACOR.)")
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
     hi_ns: Number | None = Field(None, ge=0.001, le=1000000000.0, description='Hysteresis interval (ACOR-Switch). (Applies to ACOR, PB-ACOR.)')
     intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR.)')

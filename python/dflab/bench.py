@@ -69,6 +69,18 @@ def _ics24(routing: str, pattern: str, load: float) -> dict[str, Any]:
     }
 
 
+def _acor(routing: str, pattern: str, load: float) -> dict[str, Any]:
+    """A scenario on the acor-5256 network (the ACOR paper's FOGSim setup, link-busy timing cut
+    through): 5 µs warm-up, 10 µs measured. VAL and PB are restricted and recomputing (the
+    preset's); PB-ACOR pays the group broadcast of its saturation flags."""
+    return {
+        "preset": "acor-5256",
+        "routing": {"algorithm": routing},
+        "traffic": {"pattern": pattern, "load": load},
+        "run": {"warmup_us": 5.0, "measure_us": 10.0},
+    }
+
+
 # Network parameters of the presets; only the topology, routing and windows differ.
 SCENARIOS: dict[str, dict[str, Any]] = {
     "qadaptive-1056-ur0.5-MIN": _hpdc("MIN", "ur", 0.5),
@@ -82,6 +94,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "link-busy-adv+1-0.4-Q-adaptive": _link_busy("Q-adaptive", "adv+1", 0.4),
     "booksim-ur0.5-MIN": _ics24("MIN", "ur", 0.5),
     "booksim-adv+1-0.4-UGAL-L": _ics24("UGAL-L", "adv+1", 0.4),
+    "acor-5256-ur0.5-VAL": _acor("VAL", "ur", 0.5),
+    "acor-5256-ur0.5-ACOR": _acor("ACOR", "ur", 0.5),
+    "acor-5256-ur0.5-PB-ACOR": _acor("PB-ACOR", "ur", 0.5),
+    "acor-5256-adv+h-0.3-ACOR": _acor("ACOR", "adv+h", 0.3),
     "dfly-6-12-6-73-ur0.5-MIN": _hpdc(
         "MIN",
         "ur",

@@ -13,7 +13,8 @@
 //!   VC the packet would take on the candidate's first port, `H` the router hops of each path,
 //!   `P` the packet's flits. The minimal global link is the source router's own or that of
 //!   the router its minimal local hop reaches; the non-minimal global link is not checked.
-//! * **Saturation flags.** Every cycle (one flit-time of the injection link) each router flags
+//! * **Saturation flags.** Every cycle (one flit-time of the injection link; option
+//!   `routing.flag_period_cycles` for fewer, cheaper computations) each router flags
 //!   each of its global ports whose occupancy, averaged over the port's global VCs, exceeds
 //!   `c_g_pct/100` times the mean of that average over its own global ports plus
 //!   `t_g_packets·P` flits. It publishes the flags to its group ([`super::Ctx::publish`]);
@@ -59,6 +60,10 @@ pub struct PbParams {
     /// `T_l`: the minimal path's estimate may exceed the non-minimal one by this many packets.
     #[schemars(range(min = 0.0, max = 100000.0))]
     pub t_l: f64,
+    /// Cycles between two computations of a router's saturation flags (FOGSim: every cycle).
+    /// More is cheaper and leaves the flags up to that many cycles staler.
+    #[schemars(range(min = 1, max = 1000000))]
+    pub flag_period_cycles: u32,
 }
 
 impl Default for PbParams {
@@ -71,6 +76,7 @@ impl Default for PbParams {
             c_g_pct: 120.0,
             t_g_packets: 5.0,
             t_l: 0.0,
+            flag_period_cycles: 1,
         }
     }
 }
@@ -87,8 +93,10 @@ pub struct PbState {
 pub struct PbRule {
     pub params: PbParams,
     pub ladder: Ladder,
-    /// The flag period and the allocator's attempt period (a cycle).
+    /// The allocator's attempt period (a cycle).
     pub cycle: Time,
+    /// The flags' period (`flag_period_cycles` cycles).
+    pub flag_period: Time,
     /// How old the group's flags are when read: the local link latency.
     pub flag_delay: Time,
     /// Flits of a packet.
@@ -107,6 +115,7 @@ impl PbRule {
             params,
             ladder: misroute::valiant_ladder(),
             cycle: attempt_period(cx),
+            flag_period: attempt_period(cx) * params.flag_period_cycles as Time,
             flag_delay: ns_to_ps(cx.exp.network.local_latency_ns),
             packet_flits: cx.exp.network.packet_flits as f64,
         }
@@ -122,29 +131,39 @@ impl PbRule {
         specs
     }
 
-    /// The saturation flags of `view`'s router now: bit k for global port k.
-    pub fn flags(&self, view: &RouterView) -> u64 {
+    /// The saturation flags of `view`'s router now (bit k for global port k), and whether any
+    /// of its global ports holds anything. Occupancies are summed over the port's global VCs:
+    /// the comparison of their means is the comparison of the sums scaled by the VC count.
+    pub fn flags_and_busy(&self, view: &RouterView) -> (u64, bool) {
         let topo = view.topo;
-        let (first, h) = (topo.first_global_port(), topo.h as u16);
+        let first = topo.first_global_port();
+        let h = topo.h.min(64);
         let vcs = self.ladder.vcs().of(LinkClass::Global) as usize;
-        let mut occ = [0.0f64; 64];
-        let (mut sum, mut n) = (0.0, 0);
-        for k in 0..h.min(64) {
-            let port = first + k;
+        let mut occ = [0u32; 64];
+        let (mut sum, mut n) = (0u64, 0u32);
+        for (k, o) in occ.iter_mut().enumerate().take(h) {
+            let port = first + k as u16;
             if topo.global_port_group(view.router, port) == crate::topology::NONE {
-                occ[k as usize] = f64::NEG_INFINITY;
+                *o = u32::MAX;
                 continue;
             }
-            let o = (0..vcs).map(|vc| view.occupancy(port, vc)).sum::<u32>() as f64 / vcs as f64;
-            occ[k as usize] = o;
-            sum += o;
+            *o = (0..vcs).map(|vc| view.occupancy(port, vc)).sum();
+            sum += *o as u64;
             n += 1;
         }
-        if n == 0 {
-            return 0;
+        if sum == 0 {
+            return (0, false);
         }
-        let limit = self.params.c_g_pct / 100.0 * (sum / n as f64) + self.params.t_g_packets * self.packet_flits;
-        (0..h.min(64)).filter(|&k| occ[k as usize] > limit).fold(0, |f, k| f | 1 << k)
+        // occ_k / vcs > C_g/100 · (sum / n) / vcs + T_g · P, in sums over the port's VCs.
+        let limit = self.params.c_g_pct / 100.0 * (sum as f64 / n as f64)
+            + self.params.t_g_packets * self.packet_flits * vcs as f64;
+        let flags = (0..h).filter(|&k| occ[k] != u32::MAX && occ[k] as f64 > limit).fold(0, |f, k| f | 1 << k);
+        (flags, true)
+    }
+
+    /// The saturation flags alone.
+    pub fn flags(&self, view: &RouterView) -> u64 {
+        self.flags_and_busy(view).0
     }
 
     /// Whether the global link of the minimal path from this (source) router is flagged:
@@ -214,20 +233,17 @@ impl PbRule {
     pub fn start_ticking<R: Routing>(&self, cx: &mut Ctx<'_, R>, ticking: &mut bool) {
         if !*ticking {
             *ticking = true;
-            cx.wake_at(cx.view.now + self.cycle);
+            cx.wake_at(cx.view.now + self.flag_period);
         }
     }
 
     /// One flag tick: publish the flags; tick again in a cycle unless every global port is empty.
     pub fn tick<R: Routing>(&self, cx: &mut Ctx<'_, R>, ticking: &mut bool) {
-        let flags = self.flags(&cx.view);
+        let (flags, busy) = self.flags_and_busy(&cx.view);
         cx.publish(flags);
-        let topo = cx.view.topo;
-        let first = topo.first_global_port();
-        let busy = (0..topo.h as u16).any(|k| cx.view.port_occupancy(first + k) > 0);
         *ticking = busy;
         if busy {
-            cx.wake_at(cx.view.now + self.cycle);
+            cx.wake_at(cx.view.now + self.flag_period);
         }
     }
 

@@ -56,6 +56,9 @@ pub struct PbAcorParams {
     /// PB's `T_l` (packets).
     #[schemars(range(min = 0.0, max = 100000.0))]
     pub t_l: f64,
+    /// Cycles between two computations of a router's saturation flags (FOGSim: every cycle).
+    #[schemars(range(min = 1, max = 1000000))]
+    pub flag_period_cycles: u32,
 }
 
 impl Default for PbAcorParams {
@@ -71,6 +74,7 @@ impl Default for PbAcorParams {
             c_g_pct: pb.c_g_pct,
             t_g_packets: pb.t_g_packets,
             t_l: pb.t_l,
+            flag_period_cycles: pb.flag_period_cycles,
         }
     }
 }
@@ -98,6 +102,7 @@ impl PbAcor {
             c_g_pct: p.c_g_pct,
             t_g_packets: p.t_g_packets,
             t_l: p.t_l,
+            flag_period_cycles: p.flag_period_cycles,
         };
         let levels = Levels::new(p.sequence, p.hi_ns, (p.it1, p.it2), (p.dt1, p.dt2))?;
         Ok(PbAcor { rule: PbRule::new(cx, pb), switch: SwitchLevels { levels, probe: PB_PROBES } })
