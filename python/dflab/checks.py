@@ -279,11 +279,17 @@ def _values(results: Results, check: CheckSpec, where: Mapping[str, Any]) -> pl.
     return frame.group_by(keys, maintain_order=True).agg(pl.col("value").mean())
 
 
+# The points exist but have no value: nothing delivered, or a saturation below the range searched.
+_NO_VALUE = "no value (nothing delivered, or not sustained at the lowest load searched)"
+
+
 def _reduced(frame: pl.DataFrame, reduce: str) -> float | str | None:
     """One value, or a message saying why there is none."""
-    values = [v for v in frame["value"].to_list() if v is not None] if not frame.is_empty() else []
-    if not values:
+    if frame.is_empty():
         return None
+    values = [v for v in frame["value"].to_list() if v is not None]
+    if not values:
+        return _NO_VALUE
     if reduce == "max":
         return max(values)
     if reduce == "min":
@@ -338,6 +344,10 @@ def _evaluate(check: CheckSpec, results: Results, size: str) -> CheckRow:
     }
     if relative and tolerance * 100 != round(tolerance * 100):
         shown["tolerance"] = f"±{100 * tolerance:g}%"
+    if value == _NO_VALUE and check.metric == "saturation_load":
+        # Not even the lowest load searched was sustained: a result, below the paper's.
+        status = KNOWN if check.known else FAIL
+        return _row(check, status, value="below range", note=_NO_VALUE, **shown)
     if not isinstance(value, float):
         return _row(check, MISSING, note=value or "no such point in the results", **shown)
     if relative:

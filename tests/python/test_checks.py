@@ -45,8 +45,8 @@ def _results(series: pl.DataFrame | None = None) -> Results:
         [*_rows("S", [0.5], [0.40]), _rows("S", [0.5], [0.50])[0] | {"seed": 2, "hash": "s2"}]
     )
     saturation = pl.DataFrame(
-        {"routing": ["MIN", "Q"], "traffic": ["ur", "ur"], "seed": [1, 1]}
-        | {"saturation_load": [0.88, 0.84]}
+        {"routing": ["MIN", "Q", "VALn"], "traffic": ["ur", "ur", "ur"], "seed": [1, 1, 1]}
+        | {"saturation_load": [0.88, 0.84, None]}
     )
     return Results(
         ["short", "long", "seeds", "search"],
@@ -102,6 +102,9 @@ def _one(check: CheckSpec, results: Results | None = None, size: str = "full") -
         # the saturation load of a search
         ({"metric": "saturation_load", "where": {"routing": "Q"}, "paper": 0.84,
           "tolerance": 0.005}, PASS, "0.84"),
+        # a search whose lowest load was not sustained
+        ({"metric": "saturation_load", "where": {"routing": "VALn"}, "paper": 0.5,
+          "tolerance": 0.005}, FAIL, "below range"),
         # nothing selected, or too much without a reduction
         ({"where": {"routing": "UGALg"}, "paper": 0.5, "tolerance": "3%"}, MISSING, "—"),
         ({"where": {"routing": "MIN"}, "paper": 0.5, "tolerance": "3%"}, MISSING, "—"),
