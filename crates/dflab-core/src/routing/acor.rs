@@ -156,7 +156,7 @@ impl Acor {
         if pkt.dst_router != router {
             let policy = self.switch.levels.policy(level);
             let d = misroute::draw(topo, router, pkt.dst_router, policy, true, cx.rng);
-            misroute::commit(pkt, &d, level);
+            misroute::commit(pkt, &d, level, cx.view.now);
         }
         self.hop(cx, pkt)
     }
@@ -217,6 +217,9 @@ impl Routing for Acor {
     }
 
     fn reroute_at_injection(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet, _hop: Hop) -> Option<Hop> {
+        if !misroute::new_attempt(pkt, cx.view.now, self.period) {
+            return None;
+        }
         cx.count(misroute::PROBE_REROUTES, 1);
         let level = match self.params.management {
             Management::Switch => {

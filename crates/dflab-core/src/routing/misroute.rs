@@ -36,6 +36,7 @@ use super::{Hop, Rng};
 use crate::network::Packet;
 use crate::stats::{ProbeKind, ProbeSpec};
 use crate::topology::{FirstPort, LinkClass, Topology, NONE};
+use crate::units::Time;
 
 /// Where a packet chose its global link out of the source group and where Phase A ends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -79,10 +80,12 @@ pub const TO_INTER_ROUTER: u8 = 2;
 /// Phase B: minimal to the destination.
 pub const TO_DESTINATION: u8 = 3;
 
-/// The per-packet fields of a misrouted path (16 bytes).
+/// The per-packet fields of a misrouted path (24 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct MisrouteHeader {
+    /// When the source router last decided the path (its first routing or a re-route).
+    pub last_attempt: Time,
     /// The switch where Phase A ends, or NONE (a `-gr` policy: on entering `inter_group`).
     pub inter_router: u32,
     /// The intermediate group, or NONE (minimal).
@@ -102,6 +105,7 @@ pub struct MisrouteHeader {
 impl Default for MisrouteHeader {
     fn default() -> Self {
         MisrouteHeader {
+            last_attempt: 0,
             inter_router: NONE,
             inter_group: NONE,
             via_index: 0,
@@ -215,12 +219,13 @@ pub fn path_hops(topo: &Topology, src: u32, dst: u32, d: &Drawn) -> u32 {
     }
 }
 
-/// Write path `d` into `pkt`: a decision at the source router, before the packet's first hop
-/// (so its ladder position starts again at 0).
-pub fn commit(pkt: &mut Packet, d: &Drawn, level: u8) {
+/// Write path `d` into `pkt`: a decision at the source router at `now`, before the packet's
+/// first hop (so its ladder position starts again at 0).
+pub fn commit(pkt: &mut Packet, d: &Drawn, level: u8, now: Time) {
     // A hard check (one compare per decision): recomputation never happens in transit.
     assert_eq!(pkt.hops, 0, "a path drawn after the packet left its source router");
     let h: &mut MisrouteHeader = pkt.hdr_mut();
+    h.last_attempt = now;
     h.pos = 0;
     h.inter_router = d.inter_router;
     h.inter_group = d.inter_group;
@@ -289,6 +294,20 @@ pub fn table_to_group(topo: &Topology, router: u32) -> impl FnMut(u32) -> Option
         FirstPort::Port(port) => Some(port),
         _ => None,
     }
+}
+
+/// Whether a refused attempt of the head `pkt` at `now` is a new one. FOGSim's allocator tries
+/// each head once per cycle (`period`); dflab's arbiter may run several passes in one cycle (an
+/// arrival, a freed port), which count once: within a cycle of its last decision the head keeps
+/// its path and is not counted.
+#[inline]
+pub fn new_attempt(pkt: &mut Packet, now: Time, period: Time) -> bool {
+    let h: &mut MisrouteHeader = pkt.hdr_mut();
+    if now < h.last_attempt + period {
+        return false;
+    }
+    h.last_attempt = now;
+    true
 }
 
 /// The probes every routing of the family declares first, in this order.

@@ -223,7 +223,7 @@ impl PbRule {
     /// The first port of path `d` (not minimal) from `router`.
     fn first_port(&self, topo: &Topology, router: u32, d: &Drawn, pkt: &Packet) -> u16 {
         let mut probe = *pkt;
-        misroute::commit(&mut probe, d, 0);
+        misroute::commit(&mut probe, d, 0, 0);
         misroute::next_hop(topo, &self.ladder, router, &mut probe, |_| None)
             .expect("a drawn path starts in its group")
             .port
@@ -293,7 +293,7 @@ impl Routing for Pb {
         cx.state.ticking = ticking;
         if cx.view.is_source_router() && pkt.hops == 0 {
             let d = self.rule.decide(cx, pkt, self.rule.params.policy);
-            misroute::commit(pkt, &d, 0);
+            misroute::commit(pkt, &d, 0, cx.view.now);
         }
         self.rule.hop(cx, pkt)
     }
@@ -303,12 +303,15 @@ impl Routing for Pb {
     }
 
     fn reroute_at_injection(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet, _hop: Hop) -> Option<Hop> {
+        if !misroute::new_attempt(pkt, cx.view.now, self.rule.cycle) {
+            return None;
+        }
         cx.count(misroute::PROBE_REROUTES, 1);
         if !self.rule.params.recompute {
             return None;
         }
         let d = self.rule.decide(cx, pkt, self.rule.params.policy);
-        misroute::commit(pkt, &d, 0);
+        misroute::commit(pkt, &d, 0, cx.view.now);
         Some(self.rule.hop(cx, pkt))
     }
 

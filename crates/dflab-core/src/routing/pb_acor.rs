@@ -111,7 +111,7 @@ impl PbAcor {
     /// PB's decision with the candidate of the switch's level, written into `pkt`; its hop.
     fn decide(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet, level: u8) -> Hop {
         let d = self.rule.decide(cx, pkt, self.switch.levels.policy(level));
-        misroute::commit(pkt, &d, level);
+        misroute::commit(pkt, &d, level, cx.view.now);
         self.rule.hop(cx, pkt)
     }
 }
@@ -154,6 +154,9 @@ impl Routing for PbAcor {
     }
 
     fn reroute_at_injection(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet, _hop: Hop) -> Option<Hop> {
+        if !misroute::new_attempt(pkt, cx.view.now, self.rule.cycle) {
+            return None;
+        }
         cx.count(misroute::PROBE_REROUTES, 1);
         let mut s = std::mem::take(cx.state);
         if pkt.nonminimal {

@@ -107,7 +107,7 @@ impl Routing for Val {
     fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
         if cx.view.is_source_router() && pkt.hops == 0 {
             let d = self.draw(cx, pkt);
-            misroute::commit(pkt, &d, 0);
+            misroute::commit(pkt, &d, 0, cx.view.now);
         }
         self.hop(cx, pkt)
     }
@@ -125,12 +125,15 @@ impl Routing for Val {
     }
 
     fn reroute_at_injection(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet, _hop: Hop) -> Option<Hop> {
+        if !misroute::new_attempt(pkt, cx.view.now, self.period) {
+            return None;
+        }
         cx.count(misroute::PROBE_REROUTES, 1);
         if !self.params.recompute {
             return None;
         }
         let d = self.draw(cx, pkt);
-        misroute::commit(pkt, &d, 0);
+        misroute::commit(pkt, &d, 0, cx.view.now);
         Some(self.hop(cx, pkt))
     }
 
