@@ -642,7 +642,7 @@ def reproduce(
 
     from dflab.backends import backend as make_backend
     from dflab.outputs import check_output_dir
-    from dflab.reproduce import check_table, default_out, notes, sweep_walls
+    from dflab.reproduce import default_out, print_result
     from dflab.reproduce import reproduce as run_study
     from dflab.sweep import Interrupted
 
@@ -665,27 +665,7 @@ def reproduce(
         except Interrupted as exc:
             print(f"error: {exc.message()}", file=sys.stderr)
             raise typer.Exit(exc.exit_code) from None
-    console = _out()
-    from dflab.report import rows_table
-
-    walls = sweep_walls(result.timing)
-    if not walls.is_empty():
-        title = "wall time of the points per sweep, summed (s)"
-        console.print(rows_table(walls.to_dicts(), walls.columns, title))
-    console.print(check_table(result))
-    for line in notes(result):
-        console.print(line, markup=False, highlight=False)
-    for path_, why in result.figures:
-        print(f"figure: {path_}" + (f" (not drawn: {why})" if why else ""), file=sys.stderr)
-    from dflab.checks import counts
-
-    print(
-        f"{name} ({size}): {counts(result.rows)}; {result.points} points, {result.ran} run now "
-        f"in {result.elapsed_s:.0f} s; table: {root / 'checks.md'}",
-        file=sys.stderr,
-    )
-    for failure in result.failures:
-        print(f"failed: {failure}", file=sys.stderr)
+    print_result(result, _out(), sys.stderr)
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)
 

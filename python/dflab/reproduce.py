@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import polars as pl
 from rich.console import Console
@@ -220,6 +220,30 @@ def notes(result: Reproduction) -> list[str]:
         for index, row in enumerate(result.rows, 1)
         if row.note and (row.status != PASS or row.note.startswith("listed as known"))
     ]
+
+
+def print_result(result: Reproduction, console: Console, err: TextIO) -> None:
+    """The sweeps' wall times and the check table on `console`; notes on the rows that did not
+    simply pass; figures, counts and failed points on `err`."""
+    from dflab.report import rows_table
+
+    walls = sweep_walls(result.timing)
+    if not walls.is_empty():
+        title = "wall time of the points per sweep, summed (s)"
+        console.print(rows_table(walls.to_dicts(), walls.columns, title))
+    console.print(check_table(result))
+    for line in notes(result):
+        console.print(line, markup=False, highlight=False)
+    for path, why in result.figures:
+        print(f"figure: {path}" + (f" (not drawn: {why})" if why else ""), file=err)
+    name, size = result.campaign.name, result.size
+    print(
+        f"{name} ({size}): {counts(result.rows)}; {result.points} points, {result.ran} run now "
+        f"in {result.elapsed_s:.0f} s; table: {result.out / 'checks.md'}",
+        file=err,
+    )
+    for failure in result.failures:
+        print(f"failed: {failure}", file=err)
 
 
 def _markdown(result: Reproduction) -> str:
