@@ -69,7 +69,8 @@ pub struct ProbeResults {
     pub totals: BTreeMap<String, u64>,
     pub per_router: BTreeMap<String, Vec<u64>>,
     pub series: BTreeMap<String, Vec<u64>>,
-    /// Trace probes: their records in time order.
+    /// Trace probes: their records in time order (left out of the JSON when there are none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub traces: BTreeMap<String, Vec<TraceRecord>>,
 }
 
