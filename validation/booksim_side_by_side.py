@@ -34,13 +34,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from statistics import mean
+
+from tables import write_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DFLAB = ROOT / ".venv/bin/dflab"
@@ -197,19 +197,12 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         out.append(c)
-    if (args.repo or args.only) and args.out.exists():
-        # A partial run replaces its own rows and keeps the others.
-        key = ("booksim_commit", "nodes", "routing", "num_vcs", "pattern", "offered_load")
-        new = {tuple(str(c[k]) for k in key) for c in out}
-        kept = [r for r in csv.DictReader(args.out.open()) if tuple(r[k] for k in key) not in new]
-        out = kept + out
-    fd, tmp = tempfile.mkstemp(dir=args.out.parent, suffix=".csv")
-    with os.fdopen(fd, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(out[0]))
-        w.writeheader()
-        w.writerows(out)
-    os.replace(tmp, args.out)
-    print(f"wrote {args.out} ({len(out)} configurations)")
+    write_rows(
+        out,
+        args.out,
+        ("booksim_commit", "nodes", "routing", "num_vcs", "pattern", "offered_load"),
+        partial=bool(args.repo or args.only),
+    )
     return 0
 
 

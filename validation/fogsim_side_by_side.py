@@ -27,13 +27,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from statistics import mean
+
+from tables import write_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DFLAB = ROOT / ".venv/bin/dflab"
@@ -138,19 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         rest += f"{c['fogsim_levels_pct'] or '-'} vs {c['dflab_levels_pct'] or '-'}"
         print(f"{head}: latency {lat}, accepted {acc}, {rest}", flush=True)
         out.append(c)
-    if args.only and args.out.exists():
-        # A partial run replaces its own rows and keeps the others.
-        key = ("routing", "pattern", "offered_load")
-        new = {tuple(str(c[k]) for k in key) for c in out}
-        kept = [r for r in csv.DictReader(args.out.open()) if tuple(r[k] for k in key) not in new]
-        out = kept + out
-    fd, tmp = tempfile.mkstemp(dir=args.out.parent, suffix=".csv")
-    with os.fdopen(fd, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(out[0]))
-        w.writeheader()
-        w.writerows(out)
-    os.replace(tmp, args.out)
-    print(f"wrote {args.out} ({len(out)} configurations)")
+    write_rows(out, args.out, ("routing", "pattern", "offered_load"), partial=bool(args.only))
     return 0
 
 

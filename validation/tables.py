@@ -12,7 +12,9 @@ The BookSim table comes from validation/results/dflab_vs_booksim.csv
 from __future__ import annotations
 
 import csv
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -23,6 +25,22 @@ HEADER = (
     "| router hops: SST / sst | steady | ✓ |\n"
     "|---|---:|---|---|---|---|---|---|:-:|:-:|"
 )
+
+
+def write_rows(out: list[dict], path: Path, key: tuple[str, ...], partial: bool) -> None:
+    """Write a side-by-side CSV atomically; a `partial` run (some configurations only) replaces
+    its own rows, identified by the columns of `key`, and keeps the others."""
+    if partial and path.exists():
+        new = {tuple(str(c[k]) for k in key) for c in out}
+        kept = [r for r in csv.DictReader(path.open()) if tuple(r[k] for k in key) not in new]
+        out = kept + out
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".csv")
+    with os.fdopen(fd, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(out[0]))
+        w.writeheader()
+        w.writerows(out)
+    os.replace(tmp, path)
+    print(f"wrote {path} ({len(out)} configurations)")
 
 
 def rows(name: str) -> dict[tuple[str, str, str], dict[str, str]]:
