@@ -9,7 +9,8 @@ Layout of the output directory (`results/reproduce/<study>/<size>/` by default):
     timing.csv        every point's own wall time (longest first): where the time went
 
 All sweeps of plain points run through one pool (`dflab.sweep.run_sweeps`), most expensive
-first, so that two cores are busy to the end; saturation searches run after them.
+first, so that two cores are busy to the end; the saturation searches run after them, side by
+side (`dflab.saturation.search_many`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from rich.table import Table
 
 from dflab.campaign import Campaign, PlannedSweep
 from dflab.checks import PASS, CheckRow, Results, counts, evaluate, failed
-from dflab.saturation import search
+from dflab.saturation import Search, search_many
 from dflab.store import Store, atomic_write
 from dflab.study_figures import draw
 from dflab.sweep import ExecutorFactory, Point, Policy, expand, process_pool, run_sweeps
@@ -101,22 +102,20 @@ def reproduce(
     for sweep, outcome in zip(plain, outcomes, strict=True):
         result.ran += outcome.ran
         result.failures += [f"{sweep.name}: {p.label()}: {m}" for p, m in outcome.failures]
-    saturation = {}
-    for sweep in planned:
-        if sweep.search is not None:
-            found = search(
-                sweep.experiment,
-                sweep.spec,
-                stores[sweep.name],
-                loads=sweep.search.loads(),
-                criterion=sweep.search.criterion(),
-                jobs=jobs,
-                runner=runner,
-                executor_factory=executor_factory,
-                console=console,
-                policy=policy,
-            )
-            saturation[sweep.name] = _saturation_frame(found)
+    searched = [sweep for sweep in planned if sweep.search is not None]
+    found = search_many(
+        [
+            Search(s.experiment, s.spec, stores[s.name], s.search.loads(), s.search.criterion())
+            for s in searched
+            if s.search is not None
+        ],
+        jobs=jobs,
+        runner=runner,
+        executor_factory=executor_factory,
+        console=console,
+        policy=policy,
+    )
+    saturation = {s.name: _saturation_frame(f) for s, f in zip(searched, found, strict=True)}
     results = _results(planned, stores, saturation)
     for figure in campaign.file.figures:
         path, why = draw(figure, results, out)

@@ -14,8 +14,9 @@ saturated), so each curve is found by bisection over the grid in about `log2(n)`
 of `n`.
 
 **Running.** The curves (routing x pattern x seed) advance together: each round runs the next
-probe of every unsettled curve as one sweep (`dflab.sweep.run_sweep`, in parallel, into the
-result store), so the probes are ordinary stored points: a search that is interrupted, or rerun
+probe of every unsettled curve as one sweep (`dflab.sweep.run_sweeps`, in parallel, into the
+result store; several searches, each with its store, share the rounds: `search_many`), so the
+probes are ordinary stored points: a search that is interrupted, or rerun
 with more seeds or routings, runs only the points the store does not hold. The table of results
 (`saturation.csv` in the store) is rewritten atomically after each search.
 """
@@ -36,7 +37,7 @@ from dflab.config import Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec
 from dflab.store import Store, atomic_write
-from dflab.sweep import ExecutorFactory, Point, Policy, expand, process_pool, run_sweep
+from dflab.sweep import ExecutorFactory, Point, Policy, expand, process_pool, run_sweeps
 from dflab.worker import Runner, run_engine
 
 # Decimal places of the grid's loads (a grid step below 0.001 is refused).
@@ -109,6 +110,18 @@ class Saturation:
     probes: tuple[tuple[float, bool], ...]
 
 
+@dataclass(frozen=True)
+class Search:
+    """One search: the curves of `spec` (routings x traffics x seeds) of `base`, bisected over
+    `loads` (ascending) into `store`."""
+
+    base: Experiment
+    spec: SweepSpec
+    store: Store
+    loads: Sequence[float]
+    criterion: Criterion
+
+
 def search(
     base: Experiment,
     spec: SweepSpec,
@@ -123,15 +136,29 @@ def search(
     policy: Policy | None = None,
 ) -> list[Saturation]:
     """Bisect every (routing, traffic, seed) of `spec` over `loads` (ascending)."""
-    if not loads:
+    (found,) = search_many(
+        [Search(base, spec, store, loads, criterion)],
+        jobs=jobs,
+        runner=runner,
+        executor_factory=executor_factory,
+        console=console,
+        policy=policy,
+    )
+    return found
+
+
+def _curves(one: Search) -> list[tuple[Curve, Experiment]]:
+    """The search's curves, each with the experiment its probes start from."""
+    if not one.loads:
         raise UserError("--range: no load in the range")
+    spec = one.spec
     if spec.axes or spec.zips or spec.points:
         raise UserError(
             "sweep: the saturation search varies routings, traffics and seeds only; give each "
             "value of another swept key its own search (--set KEY=VALUE --out DIR)"
         )
-    one = expand(
-        base,
+    points = expand(
+        one.base,
         SweepSpec(
             routings=spec.routings,
             traffics=spec.traffics,
@@ -139,50 +166,76 @@ def search(
             seed_count=spec.seed_count,
         ),
     )
-    curves = [
-        Curve(p.coords["routing"], p.coords["traffic"], p.coords["seed"], -1, len(loads))
-        for p in one
+    return [
+        (
+            Curve(p.coords["routing"], p.coords["traffic"], p.coords["seed"], -1, len(one.loads)),
+            p.experiment,
+        )
+        for p in points
     ]
-    experiments = {
-        (c.routing, c.traffic, c.seed): p.experiment for c, p in zip(curves, one, strict=True)
-    }
-    while unsettled := [c for c in curves if not c.settled]:
-        probes: list[tuple[Curve, Point]] = []
-        for c in unsettled:
-            point_spec = SweepSpec(loads=[loads[c.next_index()]])
-            (point,) = expand(experiments[(c.routing, c.traffic, c.seed)], point_spec)
-            probes.append((c, point))
-        run_sweep(
-            [p for _, p in probes],
-            store,
+
+
+def search_many(
+    searches: Sequence[Search],
+    *,
+    jobs: int = 1,
+    runner: Runner = run_engine,
+    executor_factory: ExecutorFactory = process_pool,
+    console: Console | None = None,
+    policy: Policy | None = None,
+) -> list[list[Saturation]]:
+    """Several searches side by side: each round runs the next probe of every unsettled curve
+    of every search through one pool (`dflab.sweep.run_sweeps`), each into its search's store,
+    so that a search of one curve does not leave the other workers idle."""
+    states = [_curves(one) for one in searches]
+    while any(not c.settled for curves in states for c, _ in curves):
+        rounds: list[list[tuple[Curve, Point]]] = []
+        for one, curves in zip(searches, states, strict=True):
+            probes = []
+            for c, experiment in curves:
+                if not c.settled:
+                    (point,) = expand(experiment, SweepSpec(loads=[one.loads[c.next_index()]]))
+                    probes.append((c, point))
+            rounds.append(probes)
+        run_sweeps(
+            [
+                ([p for _, p in probes], one.store)
+                for one, probes in zip(searches, rounds, strict=True)
+                if probes
+            ],
             jobs=jobs,
             runner=runner,
             executor_factory=executor_factory,
             console=console,
             policy=policy,
         )
-        records = {r["hash"]: r for r in store.points()}
-        for c, point in probes:
-            k = c.next_index()
-            ok = criterion.sustained(records.get(point.key))
-            c.probes.append((loads[k], ok))
-            if ok:
-                c.low = k
-            else:
-                c.high = k
-    results = [
-        Saturation(
-            c.routing,
-            c.traffic,
-            c.seed,
-            loads[c.low] if c.low >= 0 else None,
-            loads[c.high] if c.high < len(loads) else None,
-            tuple(c.probes),
-        )
-        for c in curves
-    ]
-    write_table(store, results, criterion)
-    return results
+        for one, probes in zip(searches, rounds, strict=True):
+            records = {r["hash"]: r for r in one.store.points()} if probes else {}
+            for c, point in probes:
+                k = c.next_index()
+                ok = one.criterion.sustained(records.get(point.key))
+                c.probes.append((one.loads[k], ok))
+                if ok:
+                    c.low = k
+                else:
+                    c.high = k
+    found = []
+    for one, curves in zip(searches, states, strict=True):
+        results = [_result(c, one.loads) for c, _ in curves]
+        write_table(one.store, results, one.criterion)
+        found.append(results)
+    return found
+
+
+def _result(c: Curve, loads: Sequence[float]) -> Saturation:
+    return Saturation(
+        c.routing,
+        c.traffic,
+        c.seed,
+        loads[c.low] if c.low >= 0 else None,
+        loads[c.high] if c.high < len(loads) else None,
+        tuple(c.probes),
+    )
 
 
 def rows(results: Sequence[Saturation]) -> list[dict[str, Any]]:

@@ -154,3 +154,51 @@ def test_more_seeds_run_only_the_new_ones(tmp_path: Path) -> None:
     assert {
         p.experiment.seed for s in campaign.plan("full", 2) for p in expand(s.experiment, s.spec)
     } == {1, 2}
+
+
+SEARCHES = """
+[study]
+title = "two searches"
+
+[base]
+topology = { p = 2, a = 4, h = 2, g = 9 }
+
+[[sweeps]]
+name = "min"
+routings = ["MIN"]
+search = { range = "0.1:0.9", step = 0.05 }
+
+[[sweeps]]
+name = "valn"
+routings = ["VALn"]
+search = { range = "0.1:0.9", step = 0.05 }
+
+[[checks]]
+name = "MIN saturation"
+metric = "saturation_load"
+where = { routing = "MIN" }
+paper = 0.6
+tolerance = 0.0
+
+[[checks]]
+name = "VALn saturation"
+metric = "saturation_load"
+where = { routing = "VALn" }
+sweeps = ["valn"]
+paper = 0.45
+tolerance = 0.0
+"""
+
+
+def test_searches_run_side_by_side_into_their_stores(tmp_path: Path) -> None:
+    path = tmp_path / "searches.toml"
+    path.write_text(SEARCHES)
+    result = reproduce(
+        load_campaign(path), "full", tmp_path / "out", runner=fake_result,
+        executor_factory=inline_executor,
+    )  # fmt: skip
+    # fake_result: MIN carries up to 0.6, VALn 0.45.
+    assert [(row.value, row.status) for row in result.rows] == [("0.6", "pass"), ("0.45", "pass")]
+    for name in ("min", "valn"):
+        assert (tmp_path / "out" / name / "saturation.csv").is_file()
+        assert 3 <= len(Store(tmp_path / "out" / name).done_hashes()) <= 5  # bisection of 17
