@@ -131,7 +131,8 @@ def flatness() -> None:
                 c = record["coords"]
                 rows.append(
                     (
-                        *(sweep, c["traffic"], c["load"], c["seed"], round(l1, 3), round(l2, 3)),
+                        *(f"{study.removeprefix('qadaptive-')}/{sweep}", c["traffic"], c["load"]),
+                        *(c["seed"], round(l1, 3), round(l2, 3)),
                         *(f"{100 * (l2 - l1) / l1:+.1f}%", round(m1, 3), round(m2, 3)),
                         *(round(a1, 3), round(a2, 3)),
                     )
