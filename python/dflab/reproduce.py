@@ -103,6 +103,7 @@ def reproduce(
         result.ran += outcome.ran
         result.failures += [f"{sweep.name}: {p.label()}: {m}" for p, m in outcome.failures]
     searched = [sweep for sweep in planned if sweep.search is not None]
+    before = sum(len(stores[s.name].done_hashes()) for s in searched)
     found = search_many(
         [
             Search(s.experiment, s.spec, stores[s.name], s.search.loads(), s.search.criterion())
@@ -116,6 +117,10 @@ def reproduce(
         policy=policy,
     )
     saturation = {s.name: _saturation_frame(f) for s, f in zip(searched, found, strict=True)}
+    # A search's points are its probes: known once it has run.
+    probes = sum(len(stores[s.name].done_hashes()) for s in searched)
+    result.points += probes
+    result.ran += probes - before
     results = _results(planned, stores, saturation)
     for figure in campaign.file.figures:
         path, why = draw(figure, results, out)

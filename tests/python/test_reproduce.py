@@ -199,6 +199,7 @@ def test_searches_run_side_by_side_into_their_stores(tmp_path: Path) -> None:
     )  # fmt: skip
     # fake_result: MIN carries up to 0.6, VALn 0.45.
     assert [(row.value, row.status) for row in result.rows] == [("0.6", "pass"), ("0.45", "pass")]
+    assert result.points == result.ran > 0
     for name in ("min", "valn"):
         assert (tmp_path / "out" / name / "saturation.csv").is_file()
         assert 3 <= len(Store(tmp_path / "out" / name).done_hashes()) <= 5  # bisection of 17
