@@ -132,7 +132,11 @@ impl Probes {
         let mut out = ProbeResults::default();
         for ((spec, counts), trace) in self.specs.iter().zip(&self.counts).zip(&self.traces) {
             if spec.kind == ProbeKind::Trace {
-                out.traces.insert(spec.name.clone(), trace.clone());
+                // In time order (then router): partitions record their routers' changes in the
+                // order they run them; a router's own changes keep their order (stable sort).
+                let mut trace = trace.clone();
+                trace.sort_by_key(|r| (r.time_ps, r.router));
+                out.traces.insert(spec.name.clone(), trace);
             }
             let name = spec.name.clone();
             match spec.kind {
