@@ -6,6 +6,8 @@
 //! of room in a full source queue.
 
 pub mod calendar;
+pub mod motifs;
+pub mod mpi;
 pub mod synthetic;
 
 use rand::SeedableRng;
