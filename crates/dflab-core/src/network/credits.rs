@@ -274,12 +274,13 @@ impl CreditLedger {
 
     /// A packet of `flits` flits leaves the output buffer of VC queue `q` for its link, using
     /// as many downstream credits if `take` (the caller checked they are free after `absorb`).
-    /// Returns whether the buffer was full before (no room for another such packet within
-    /// `out_cap`): one lookup for what `out_flits`, `remove_out_flits` and `take` do.
+    /// Returns whether the buffer was full before for a packet of `largest` flits (the
+    /// largest packet of the run: a request for one may have been refused), within `out_cap`:
+    /// one lookup for what `out_flits`, `remove_out_flits` and `take` do.
     #[inline]
-    pub fn leave_out(&mut self, q: usize, flits: u32, out_cap: u32, take: bool) -> bool {
+    pub fn leave_out(&mut self, q: usize, flits: u32, largest: u32, out_cap: u32, take: bool) -> bool {
         let s = &mut self.state[q];
-        let was_full = s.out_flits + flits > out_cap;
+        let was_full = s.out_flits + largest > out_cap;
         s.out_flits -= flits;
         if take {
             s.free -= flits;
@@ -499,10 +500,14 @@ mod tests {
         assert_eq!((l.out_flits(0), l.parts(0)), (4, (0, 2)));
         // Leaving: reports the buffer was full, frees its flits and takes the credits asked for.
         assert_eq!(l.absorb(0, 60), 2);
-        assert!(l.leave_out(0, flits, out_cap, true));
+        assert!(l.leave_out(0, flits, flits, out_cap, true));
         assert_eq!((l.out_flits(0), l.absorb(0, 60)), (2, 0));
-        assert!(!l.leave_out(0, flits, out_cap, false));
+        assert!(!l.leave_out(0, flits, flits, out_cap, false));
         assert_eq!((l.out_flits(0), l.absorb(0, 60)), (0, 0));
+        // Full for the run's largest packet (3 flits with 2 of 4 used) though not for the
+        // 1-flit packet that leaves: a refused 3-flit request must hear of it.
+        assert_eq!(l.admit(0, 60, flits, out_cap, true, false), Admit::Queue);
+        assert!(l.leave_out(0, 1, 3, out_cap, false));
     }
 
     #[test]

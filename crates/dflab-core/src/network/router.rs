@@ -275,7 +275,8 @@ impl<R: Routing> Simulation<R> {
         };
         let qi = qb + vc;
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
-        let was_full = self.fab.credits.leave_out(qi, flits, self.core.t.out_cap, !host);
+        let largest = self.core.t.packet_flits as u32;
+        let was_full = self.fab.credits.leave_out(qi, flits, largest, self.core.t.out_cap, !host);
         let ser = self.core.t.ser[class];
         st.queued -= 1;
         st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };

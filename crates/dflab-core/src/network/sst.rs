@@ -235,7 +235,8 @@ impl<R: Routing> Simulation<R> {
             return Ok(()); // waiting: the next credit arms the timer
         };
         let qi = qb + vc;
-        let was_full = self.fab.credits.leave_out(qi, flits, self.core.t.out_cap, !host);
+        let largest = self.core.t.packet_flits as u32;
+        let was_full = self.fab.credits.leave_out(qi, flits, largest, self.core.t.out_cap, !host);
         st.queued -= 1;
         st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let period = match uniform {
