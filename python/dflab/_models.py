@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
@@ -148,6 +148,42 @@ class Run(Section):
     window_us: Number = Field(1.0, gt=0.0, le=1000000000.0, description='Width of a window of the per-window series.')
 
 
+class Job(Section):
+    """One application job."""
+
+    motif: str = Field(..., description='The motif the job runs (`dflab info --motifs` lists them): ur, lu, fft3d, halo3d, lqcd, stencil5d, cosmoflow, dl, lulesh, alltoall, allreduce, halo2d, pingpong, null (idle).')
+    name: str | None = Field(None, description="A label for the job's rows (default: the motif's name).")
+    params: dict[str, Any] = Field(default_factory=dict, description="The motif's own parameters (see docs/workloads.md); defaults are the reference's.")
+    ranks: int = Field(..., ge=1, le=16777216, description='Ranks (one per node).')
+    wait2start_us: Number = Field(350.0, ge=0.0, le=1000000000.0, description="Computation before the first iteration, in us (Ember's `wait2start`).")
+
+
+class Mpi(Section):
+    """The MPI and NIC model: protocol sizes and the fixed delays of a message's path."""
+
+    eager_limit_bytes: int = Field(12000, ge=0, le=1000000000000.0, description='Messages of at most this payload go eagerly (data with the match header); larger ones by rendezvous (request to send, clear to send, then the data). Hermes `shortMsgLength`.')
+    header_bytes: int = Field(40, ge=1, le=65536, description="The match header an eager message carries and the size of each rendezvous control message (fitted to the SC'22 Table I totals: about 40 B per eager and 80 B per rendezvous message beyond the payload).")
+    match_ns: Number = Field(15.0, ge=0.0, le=1000000.0, description='Host time to match a message with a receive (Hermes matchDelay), ns.')
+    nic2host_ns: Number = Field(5.0, ge=0.0, le=1000000.0, description='NIC-to-host delivery of an arrived message (nic2host), ns.')
+    nic_rx_match_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='NIC time to match an arrived message (NIC rxMatchDelay), ns.')
+    nic_tx_ns: Number = Field(5.0, ge=0.0, le=1000000.0, description="NIC time from a send's start to its first packet (NIC txDelay), ns.")
+    nic_window_packets: int = Field(2, ge=1, le=1024, description='Packets a NIC keeps in its source queue at once; the rest of its messages wait in the NIC and are packetised as the queue drains (messages leave in the order they were started).')
+    rx_setup_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='Host time to post a receive (Hermes rx setup), ns.')
+    tx_setup_ns: Number = Field(13.0, ge=0.0, le=1000000.0, description='Host time to start a send (Hermes tx setup), ns.')
+
+
+class Workload(Section):
+    """Application jobs instead of the synthetic traffic (docs/workloads.md)."""
+
+    jobs: list[Job] = Field(default_factory=list, description='The jobs, placed in this order.')
+    mpi: Mpi = Field(default_factory=Mpi, description="The MPI and NIC model: protocol sizes and the fixed delays of a message's path.")
+    placement: Annotated[str, AfterValidator(choice(('linear', 'random', 'random-list', 'file')))] = Field('linear', description='How job ranks are mapped to nodes. Jobs take consecutive slices of one node order, in job order (rank r of a job is the r-th node of its slice); the nodes after the last job stay idle.')
+    placement_file: str | None = Field(None, description='The node list of the `file` placement (a path, relative to the working directory).')
+    placement_seed: int = Field(0, ge=0, le=18446744073709551615, description='The seed of the `random-list` permutation.')
+    record_iterations: bool = Field(True, description="Keep one row per rank and iteration in the results (a job of many short iterations, like UR's 7,200, makes millions).")
+    throughput_window_us: Number = Field(1.0, gt=0.0, le=1000000.0, description="Width of the per-job throughput windows, us (the paper's 1 us).")
+
+
 class ExperimentModel(Section):
     """One experiment: topology, network, routing, traffic, run window and seed."""
 
@@ -158,3 +194,4 @@ class ExperimentModel(Section):
     routing: Routing = Field(default_factory=Routing)
     traffic: Traffic = Field(default_factory=Traffic)
     run: Run = Field(default_factory=Run)
+    workload: Workload | None = Field(None, description='Application jobs instead of the synthetic traffic (docs/workloads.md).')

@@ -13,6 +13,7 @@ from dflab import engine
 from dflab.config import Experiment
 from dflab.errors import UserError
 from dflab.loading import load_experiment, validate, with_overrides
+from dflab.workload import WorkloadResult
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,8 @@ class Result:
     config: dict[str, Any]
     probes: Probes
     diagnostics: Diagnostics
+    # The per-job frames of a run with a [workload] (docs/workloads.md); None otherwise.
+    workload: WorkloadResult | None = None
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> Result:
@@ -153,6 +156,7 @@ class Result:
             config=raw.get("config", {}),
             probes=Probes.from_dict(raw.get("probes") or {}),
             diagnostics=Diagnostics.from_dict(raw.get("diagnostics") or {}),
+            workload=WorkloadResult.from_engine(raw["workload"]) if raw.get("workload") else None,
         )
 
 

@@ -241,15 +241,25 @@ def run(
         print(f"warning: {warning}", file=sys.stderr)
     if json_out:
         diagnosis = {"steady_state": result.diagnostics.steady_state}
+        jobs = {"jobs": result.workload.jobs.to_dicts()} if result.workload is not None else {}
         print(
             to_json(
-                {**result.summary.to_dict(), **diagnosis, "execution": result.execution.to_dict()}
+                {
+                    **result.summary.to_dict(),
+                    **diagnosis,
+                    "execution": result.execution.to_dict(),
+                    **jobs,
+                }
             )
         )
     else:
         title = f"{exp.name + ': ' if exp.name else ''}{exp.label()}"
         shown = {**result.summary.to_dict(), **result.execution.to_dict()}
         _out().print(summary_table(shown, title))
+        if result.workload is not None:
+            from dflab.report import jobs_table
+
+            _out().print(jobs_table(result.workload.jobs.to_dicts()))
 
 
 def _sweep_list(option: str, text: str) -> list[str]:

@@ -183,3 +183,25 @@ def rows_table(
     for row in rows:
         table.add_row(*(fmt(row.get(column)) for column in columns))
     return table
+
+
+# (job row field, column label) of `dflab run`'s job table (docs/workloads.md).
+JOB_COLUMNS = {
+    "name": "job",
+    "ranks": "ranks",
+    "finished": "done",
+    "exec_us": "exec µs",
+    "comm_mean_us": "comm mean µs",
+    "comm_std_us": "comm std µs",
+    "comm_max_us": "comm max µs",
+    "wire_bytes": "wire bytes",
+    "injection_rate_gbs": "inj. GB/s",
+    "peak_ingress_bytes": "peak ingress B",
+    "latency_mean_ns": "lat. mean ns",
+    "latency_p99_ns": "lat. p99 ns",
+}
+
+
+def jobs_table(jobs: Sequence[Mapping[str, Any]]) -> Table:
+    """One row per job of a workload run."""
+    return rows_table(jobs, list(JOB_COLUMNS), "jobs", labels=JOB_COLUMNS)

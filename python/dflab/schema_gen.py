@@ -37,6 +37,9 @@ SECTIONS = {
     "run": "Run",
 }
 PHASE = "Phase"
+# The optional `[workload]` table and the models of its nested tables (key -> class).
+WORKLOAD = "Workload"
+NESTED = {"jobs": "Job", "mpi": "Mpi"}
 
 
 def committed_schema() -> dict[str, Any]:
@@ -120,7 +123,11 @@ def _annotation(name: str, prop: dict[str, Any]) -> tuple[str, list[str]]:
         validator = f"choice({tuple(choices)!r}{', ' + repr(aliases) if aliases else ''})"
         ann = f"Annotated[str, AfterValidator({validator})]"
     elif kinds == {"array"}:
-        ann = f"list[{PHASE}]"
+        ann = f"list[{NESTED.get(name, PHASE)}]"
+    elif kinds == {"object"} and name in NESTED:
+        ann = NESTED[name]
+    elif kinds == {"object"} and base.get("additionalProperties") is True:
+        ann = "dict[str, Any]"
     elif kinds == {"integer"}:
         ann, bounds = "int", _bounds(base)
     elif kinds == {"number"}:
@@ -159,8 +166,12 @@ def _class(name: str, schema: dict[str, Any], *, params_optional: bool = False) 
             default = "..."
         elif optional:
             default = "None"
-        elif ann == f"list[{PHASE}]":
+        elif ann.startswith("list["):
             default = "default_factory=list"
+        elif ann.startswith("dict["):
+            default = "default_factory=dict"
+        elif ann in NESTED.values():
+            default = f"default_factory={ann}"
         else:
             default = repr(prop.get("default"))
         args = ", ".join([default, *bounds, f"description={desc!r}"])
@@ -179,7 +190,7 @@ def render_models(schema: dict[str, Any]) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Annotated",
+        "from typing import Annotated, Any",
         "",
         "from pydantic import AfterValidator, Field",
         "",
@@ -198,11 +209,18 @@ def render_models(schema: dict[str, Any]) -> str:
     out.extend([*_class(PHASE, phase), "", ""])
     for key, cls in SECTIONS.items():
         out.extend([*_class(cls, props[key], params_optional=key == "routing"), "", ""])
+    workload = props["workload"]
+    for key, cls in NESTED.items():
+        nested = workload["properties"][key]
+        out.extend([*_class(cls, nested.get("items", nested)), "", ""])
+    out.extend([*_class(WORKLOAD, workload), "", ""])
     top = {k: v for k, v in schema.items() if k != "properties"}
-    top["properties"] = {k: v for k, v in props.items() if k not in SECTIONS}
+    top["properties"] = {k: v for k, v in props.items() if k not in SECTIONS and k != "workload"}
     lines = _class("ExperimentModel", top)
     for key, cls in SECTIONS.items():
         lines.append(f"    {key}: {cls} = Field(default_factory={cls})")
+    desc = _description(workload)
+    lines.append(f"    workload: {WORKLOAD} | None = Field(None, description={desc!r})")
     out += lines
     return "\n".join(out).rstrip() + "\n"
 
@@ -278,7 +296,7 @@ def render_docs(schema: dict[str, Any]) -> str:
         "## Top level",
         "",
     ]
-    top = {"properties": {k: v for k, v in props.items() if k not in SECTIONS}}
+    top = {"properties": {k: v for k, v in props.items() if k not in SECTIONS and k != "workload"}}
     out.extend([*_table("", top), ""])
     for key in SECTIONS:
         out += [f"## [{key}]", "", " ".join(str(props[key].get("description", "")).split()), ""]
@@ -288,6 +306,23 @@ def render_docs(schema: dict[str, Any]) -> str:
             out.extend(
                 ["Each entry of `traffic.phases`:", "", *_table("traffic.phases[i]", phase), ""]
             )
+    workload = props["workload"]
+    out += [
+        "## [workload]",
+        "",
+        f"{_description(workload)} Absent: the synthetic traffic of `[traffic]` runs.",
+        "",
+        *_table("workload", workload),
+        "",
+        "Each entry of `workload.jobs` (`[[workload.jobs]]`):",
+        "",
+        *_table("workload.jobs[i]", workload["properties"]["jobs"]["items"]),
+        "",
+        "`[workload.mpi]`:",
+        "",
+        *_table("workload.mpi", workload["properties"]["mpi"]),
+        "",
+    ]
     out += ["## Routing algorithms and their parameters", ""]
     out += [
         "Only the chosen algorithm's parameters apply. A parameter of another algorithm is "

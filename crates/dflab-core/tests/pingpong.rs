@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use common::small;
 use dflab_core::config::Arrangement;
 use dflab_core::engine::Simulation;
-use dflab_core::network::Packet;
+use dflab_core::network::{Packet, Stamps};
 use dflab_core::routing::minimal::Minimal;
 use dflab_core::stats::{ProbeKind, ProbeSpec};
 use dflab_core::topology::Topology;
@@ -72,7 +72,7 @@ impl Workload for PingPong {
         true
     }
 
-    fn on_delivered(&mut self, cx: &mut WorkloadCtx, pkt: &Packet) {
+    fn on_delivered(&mut self, cx: &mut WorkloadCtx, pkt: &Packet, _stamps: &Stamps) {
         let (me, peer) = (pkt.dst, pkt.src);
         self.received[me as usize] += 1;
         if self.received[me as usize] < self.packets {

@@ -8,6 +8,7 @@
 mod booksim;
 pub mod routing;
 pub mod schema;
+pub mod workload;
 
 use std::sync::OnceLock;
 
@@ -34,6 +35,9 @@ pub struct Experiment {
     pub routing: RoutingConfig,
     pub traffic: TrafficConfig,
     pub run: RunConfig,
+    /// Application jobs instead of the synthetic traffic (docs/workloads.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<workload::WorkloadConfig>,
 }
 
 impl Default for Experiment {
@@ -46,6 +50,7 @@ impl Default for Experiment {
             routing: RoutingConfig::default(),
             traffic: TrafficConfig::default(),
             run: RunConfig::default(),
+            workload: None,
         }
     }
 }
@@ -444,6 +449,9 @@ impl Experiment {
             ));
         }
         self.validate_phases(&topo)?;
+        if let Some(w) = &self.workload {
+            w.check(topo.nodes())?;
+        }
         let r = &self.run;
         if (r.warmup_us + r.measure_us) / r.window_us > 1.0e6 {
             return Err(Error::config("run.window_us", "gives more than 10^6 windows; use a wider window"));

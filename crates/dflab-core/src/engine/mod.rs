@@ -112,6 +112,13 @@ impl Visit for Run<'_> {
     type Output = SimResult;
 
     fn visit<R: Routing>(self, routing: R, topo: Topology) -> Result<SimResult> {
-        Simulation::new(self.cfg, topo, routing)?.partitioned(self.partitions)?.observed(self.observer).run()
+        let sim = match &self.cfg.workload {
+            Some(_) => {
+                let mpi = crate::workload::mpi::Mpi::new(self.cfg, &topo)?;
+                Simulation::with_workload(self.cfg, topo, routing, Box::new(mpi))?
+            }
+            None => Simulation::new(self.cfg, topo, routing)?,
+        };
+        sim.partitioned(self.partitions)?.observed(self.observer).run()
     }
 }

@@ -73,6 +73,9 @@ pub struct SimResult {
     /// series).
     pub diagnostics: crate::stats::Diagnostics,
     pub config: Experiment,
+    /// The workload's own results (per job, per rank and iteration), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<crate::workload::mpi::metrics::WorkloadReport>,
 }
 
 /// The routing algorithm with what the engine keeps for it.
@@ -360,6 +363,10 @@ impl<R: Routing> Simulation<R> {
         if self.core.acct.stuck_candidates() > 0 {
             return Err(Error::Deadlock(self.deadlock_report(None)));
         }
+        // Or a workload's programs wait for each other.
+        if let Some(why) = self.traffic.stalled() {
+            return Err(Error::Deadlock(why));
+        }
         Ok(())
     }
 
@@ -432,7 +439,9 @@ impl<R: Routing> Simulation<R> {
         };
         let series = c.stats.series(nodes, bw);
         let diagnostics = crate::stats::diagnose(&summary, &series, nodes);
+        let workload = self.traffic.report(end);
         SimResult {
+            workload,
             series,
             hops_histogram: c.stats.hops_histogram(),
             probes: c.probes.results(),
@@ -553,9 +562,9 @@ impl<R: Routing> Simulation<R> {
 
     fn on_delivered(&mut self, id: PacketId) {
         if let Traffic::Custom(w) = &mut self.traffic {
-            let pkt = *self.core.pkts.get(id);
+            let (pkt, stamps) = (*self.core.pkts.get(id), *self.core.pkts.stamps(id));
             let mut cx = WorkloadCtx { core: &mut self.core, probe_base: self.probe_base, space: &mut self.space };
-            w.on_delivered(&mut cx, &pkt);
+            w.on_delivered(&mut cx, &pkt, &stamps);
         }
         self.core.acct.held -= 1;
         self.core.pkts.release(id);

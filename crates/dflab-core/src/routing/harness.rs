@@ -62,9 +62,14 @@ impl Net {
 
     /// An empty network on `topo`.
     pub fn of(topo: Topology) -> Net {
+        Net::of_cap(topo, 20)
+    }
+
+    /// An empty network on `topo` with input buffers of `in_cap` flits per VC.
+    pub fn of_cap(topo: Topology, in_cap: u32) -> Net {
         let vcs = 8;
         let n = topo.routers() * topo.radix * vcs;
-        Net { topo, vcs, in_cap: 20, credits: CreditLedger::new(n, 20), now: 0 }
+        Net { topo, vcs, in_cap, credits: CreditLedger::new(n, in_cap), now: 0 }
     }
 
     /// Make `flits` of congestion visible on (router, port, vc) as used credits.

@@ -384,7 +384,8 @@ mod tests {
     /// Router 0 of dfly(4,8,4,33) with `q_min` flits on the minimal port toward FAR and
     /// `q_other` on every other non-host port (all on VC0).
     fn loaded(q_min: u32, q_other: u32) -> (Net, u16) {
-        let mut net = Net::new(4, 8, 4, 1);
+        // BookSim's 256-flit VC buffers: the occupancies below exceed the harness's 20.
+        let mut net = Net::of_cap(Net::new(4, 8, 4, 1).topo, 256);
         let min_port = net.topo.local_port(0, 1);
         for port in net.topo.first_local_port()..net.topo.radix as u16 {
             net.set_used_credits(0, port, 0, if port == min_port { q_min } else { q_other });

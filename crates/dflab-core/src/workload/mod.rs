@@ -15,7 +15,7 @@ use rand::SeedableRng;
 use crate::engine::core::Core;
 use crate::engine::event::Event;
 use crate::engine::stream_seed;
-use crate::network::Packet;
+use crate::network::{Packet, Stamps};
 use crate::routing::Rng;
 use crate::stats::ProbeSpec;
 use crate::topology::Topology;
@@ -54,13 +54,25 @@ pub trait Workload: Send {
         false
     }
 
-    /// `pkt` (sent by this workload) reached its destination node now.
-    fn on_delivered(&mut self, _cx: &mut WorkloadCtx, _pkt: &Packet) {}
+    /// `pkt` (sent by this workload) reached its destination node now; `stamps` says when it
+    /// was generated and injected.
+    fn on_delivered(&mut self, _cx: &mut WorkloadCtx, _pkt: &Packet, _stamps: &Stamps) {}
 
     /// Whether the workload has finished: the run then ends as soon as the network is empty,
     /// before `run.warmup_us + run.measure_us` if need be.
     fn finished(&self) -> bool {
         false
+    }
+
+    /// Nothing is left to happen and the workload has not finished: why (a deadlock in its
+    /// programs), or `None` if that is a normal end.
+    fn stalled(&self) -> Option<String> {
+        None
+    }
+
+    /// The workload's own results at the end of the run (at `end`).
+    fn report(&self, _end: Time) -> Option<mpi::metrics::WorkloadReport> {
+        None
     }
 
     /// The probes the workload writes with [`WorkloadCtx::count`].
@@ -98,9 +110,11 @@ impl WorkloadCtx<'_> {
         Rng::seed_from_u64(stream_seed(self.core.cfg.seed, kind, id))
     }
 
-    /// Node `src` sends a packet of `flits` flits to node `dst` now; `tag` comes back with it in
-    /// [`Workload::on_delivered`]. It counts as generated (offered load).
+    /// Node `src` sends a packet of `flits` flits (at most `network.packet_flits`, the largest
+    /// packet the network's buffers are sized and woken for) to node `dst` now; `tag` comes
+    /// back with it in [`Workload::on_delivered`]. It counts as generated (offered load).
     pub fn send(&mut self, src: u32, dst: u32, flits: u16, tag: u32) {
+        assert!(flits >= 1 && flits <= self.core.t.packet_flits, "a packet has 1 to network.packet_flits flits");
         let mut pkt = self.core.packet(src, dst, flits);
         pkt.tag = tag;
         let bytes = flits as u64 * self.core.cfg.network.flit_bytes as u64;
@@ -180,6 +194,22 @@ impl Traffic {
 
     pub fn finished(&self) -> bool {
         matches!(self, Traffic::Custom(w) if w.finished())
+    }
+
+    /// See [`Workload::stalled`].
+    pub fn stalled(&self) -> Option<String> {
+        match self {
+            Traffic::Custom(w) => w.stalled(),
+            Traffic::Synthetic(_) => None,
+        }
+    }
+
+    /// See [`Workload::report`].
+    pub fn report(&self, end: Time) -> Option<mpi::metrics::WorkloadReport> {
+        match self {
+            Traffic::Custom(w) => w.report(end),
+            Traffic::Synthetic(_) => None,
+        }
     }
 
     /// Whether the workload can run in logical partitions (each node's traffic depends only on

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use dflab_core::config::Arrangement;
 use dflab_core::engine::Simulation;
-use dflab_core::network::Packet;
+use dflab_core::network::{Packet, Stamps};
 use dflab_core::routing::minimal::Minimal;
 use dflab_core::topology::Topology;
 use dflab_core::units::Time;
@@ -74,7 +74,7 @@ impl Workload for Timed {
         true // every send has `network.packet_flits` flits
     }
 
-    fn on_delivered(&mut self, cx: &mut WorkloadCtx, pkt: &Packet) {
+    fn on_delivered(&mut self, cx: &mut WorkloadCtx, pkt: &Packet, _stamps: &Stamps) {
         self.got.lock().unwrap().push((pkt.tag, cx.now()));
         self.left -= 1;
     }

@@ -4,6 +4,11 @@
 //! the reference run's (`../shared/reference/workloads.md` §3.2, QR §4.3), given in the job's
 //! `params` table.
 
+pub mod table;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
 use crate::workload::mpi::op::Op;
 
 /// The 350 µs every Ember motif of the reference computes before its first iteration
@@ -25,4 +30,17 @@ pub trait Motif: Send + Sync {
 
     /// Rank `rank`'s operations in iteration `it` (0-based), appended to `out`.
     fn iteration(&self, rank: u32, it: u32, out: &mut Vec<Op>);
+}
+
+/// The motif `name` for a job of `ranks` ranks with parameters `params` (`field`: the job's
+/// config path, for errors).
+pub fn build(name: &str, ranks: u32, params: &Map<String, Value>, field: &str) -> Result<Box<dyn Motif>> {
+    match name {
+        "table" => {
+            let p: table::TableParams = serde_json::from_value(Value::Object(params.clone()))
+                .map_err(|e| Error::config(format!("{field}.params"), e.to_string()))?;
+            Ok(Box::new(table::Table::new(ranks, &p, field)?))
+        }
+        other => Err(Error::config(format!("{field}.motif"), format!("unknown motif '{other}'; allowed: table"))),
+    }
 }

@@ -1,0 +1,168 @@
+//! The `[workload]` section: application jobs (MPI-like motifs) on disjoint node sets instead
+//! of (or, later, beside) the synthetic traffic, their placement, and the MPI/NIC model's
+//! protocol constants and delays (defaults: the SC'22 toolkit's SST Firefly/Hermes and NIC
+//! parameters, `../shared/reference/qadaptive-reference.md` §4.1).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// How job ranks are mapped to nodes. Jobs take consecutive slices of one node order, in job
+/// order (rank r of a job is the r-th node of its slice); the nodes after the last job stay
+/// idle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Node ids in order (contiguous, the ICS'24 "continuous" placement).
+    #[default]
+    Linear,
+    /// A random permutation of the nodes drawn from the experiment's seed (differs between
+    /// seeds).
+    Random,
+    /// One fixed random permutation drawn from `placement_seed`, not the experiment's seed: the
+    /// same mapping in every run, standalone or co-run (the SC'22 study's list).
+    RandomList,
+    /// The node ids listed in `placement_file` (whitespace-separated, each at most once).
+    File,
+}
+
+/// One application job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobConfig {
+    /// The motif the job runs (`dflab info --motifs` lists them): ur, lu, fft3d, halo3d, lqcd,
+    /// stencil5d, cosmoflow, dl, lulesh, alltoall, allreduce, halo2d, pingpong, null (idle).
+    pub motif: String,
+    /// Ranks (one per node).
+    #[schemars(range(min = 1, max = 16_777_216))]
+    pub ranks: u32,
+    /// A label for the job's rows (default: the motif's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Computation before the first iteration, in us (Ember's `wait2start`).
+    #[serde(default = "default_wait2start")]
+    #[schemars(range(min = 0.0, max = 1.0e9))]
+    pub wait2start_us: f64,
+    /// The motif's own parameters (see docs/workloads.md); defaults are the reference's.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+fn default_wait2start() -> f64 {
+    350.0
+}
+
+/// The MPI and NIC model: protocol sizes and the fixed delays of a message's path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MpiConfig {
+    /// Messages of at most this payload go eagerly (data with the match header); larger ones by
+    /// rendezvous (request to send, clear to send, then the data). Hermes `shortMsgLength`.
+    #[schemars(range(max = 1.0e12))]
+    pub eager_limit_bytes: u64,
+    /// The match header an eager message carries and the size of each rendezvous control
+    /// message (fitted to the SC'22 Table I totals: about 40 B per eager and 80 B per rendezvous
+    /// message beyond the payload).
+    #[schemars(range(min = 1, max = 65536))]
+    pub header_bytes: u64,
+    /// Host time to start a send (Hermes tx setup), ns.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub tx_setup_ns: f64,
+    /// Host time to post a receive (Hermes rx setup), ns.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub rx_setup_ns: f64,
+    /// NIC time from a send's start to its first packet (NIC txDelay), ns.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub nic_tx_ns: f64,
+    /// NIC time to match an arrived message (NIC rxMatchDelay), ns.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub nic_rx_match_ns: f64,
+    /// NIC-to-host delivery of an arrived message (nic2host), ns.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub nic2host_ns: f64,
+    /// Host time to match a message with a receive (Hermes matchDelay), ns.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub match_ns: f64,
+    /// Packets a NIC keeps in its source queue at once; the rest of its messages wait in the
+    /// NIC and are packetised as the queue drains (messages leave in the order they were
+    /// started).
+    #[schemars(range(min = 1, max = 1024))]
+    pub nic_window_packets: u32,
+}
+
+impl Default for MpiConfig {
+    fn default() -> Self {
+        MpiConfig {
+            eager_limit_bytes: 12_000,
+            header_bytes: 40,
+            tx_setup_ns: 13.0,
+            rx_setup_ns: 10.0,
+            nic_tx_ns: 5.0,
+            nic_rx_match_ns: 10.0,
+            nic2host_ns: 5.0,
+            match_ns: 15.0,
+            nic_window_packets: 2,
+        }
+    }
+}
+
+/// Application jobs (see the module comment). The run ends when every job has finished and the
+/// network is empty, or at `run.warmup_us + run.measure_us`, whichever comes first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    /// The jobs, placed in this order.
+    pub jobs: Vec<JobConfig>,
+    pub placement: Placement,
+    /// The seed of the `random-list` permutation.
+    pub placement_seed: u64,
+    /// The node list of the `file` placement (a path, relative to the working directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_file: Option<String>,
+    /// Width of the per-job throughput windows, us (the paper's 1 us).
+    #[schemars(range(max = 1.0e6), extend("exclusiveMinimum" = 0.0))]
+    pub throughput_window_us: f64,
+    /// Keep one row per rank and iteration in the results (a job of many short iterations,
+    /// like UR's 7,200, makes millions).
+    pub record_iterations: bool,
+    pub mpi: MpiConfig,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            jobs: Vec::new(),
+            placement: Placement::Linear,
+            placement_seed: 0,
+            placement_file: None,
+            throughput_window_us: 1.0,
+            record_iterations: true,
+            mpi: MpiConfig::default(),
+        }
+    }
+}
+
+impl WorkloadConfig {
+    /// Checks that involve the network (the motifs check their own parameters when built).
+    pub fn check(&self, nodes: usize) -> Result<()> {
+        if self.jobs.is_empty() {
+            return Err(Error::config("workload.jobs", "is empty; allowed: at least one job"));
+        }
+        let ranks: u64 = self.jobs.iter().map(|j| j.ranks as u64).sum();
+        if ranks > nodes as u64 {
+            return Err(Error::config(
+                "workload.jobs",
+                format!("the jobs have {ranks} ranks in all and the network {nodes} nodes; allowed: at most {nodes}"),
+            ));
+        }
+        if self.placement == Placement::File && self.placement_file.is_none() {
+            return Err(Error::config(
+                "workload.placement_file",
+                "is missing; placement = \"file\" needs a file of node ids",
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,264 @@
+//! The MPI layer (`workload/mpi`): point-to-point timing on an idle network against the
+//! schedule computed by hand from the protocol's delays and the network's own packet times,
+//! matching, collectives, the deadlock report, placement and determinism.
+
+mod common;
+
+use common::{small, timed};
+use dflab_core::config::workload::{JobConfig, Placement, WorkloadConfig};
+use dflab_core::config::Arrangement;
+use dflab_core::units::Time;
+use dflab_core::workload::mpi::metrics::WorkloadReport;
+use dflab_core::{Error, Experiment};
+use serde_json::{json, Value};
+
+/// dfly(2, 4, 2): 72 nodes with the SC'22 packets (4 flits of 128 B); the control messages
+/// are one full packet (header 512 B), so that every packet of these tests has
+/// `packet_flits` flits and `timed` can measure it.
+fn net() -> Experiment {
+    let mut e = small(2, 4, 2, 1, Arrangement::Absolute, 0.0, 1000.0);
+    e.routing.algorithm = "MIN".into();
+    (e.network.flit_bytes, e.network.packet_flits) = (128, 4);
+    e
+}
+
+fn job(ranks: u32, ops: Value) -> JobConfig {
+    JobConfig {
+        motif: "table".into(),
+        ranks,
+        name: None,
+        wait2start_us: 0.0,
+        params: json!({ "ops": ops }).as_object().unwrap().clone(),
+    }
+}
+
+fn with_jobs(mut e: Experiment, jobs: Vec<JobConfig>) -> Experiment {
+    let mut w = WorkloadConfig { jobs, placement: Placement::Linear, ..Default::default() };
+    w.mpi.header_bytes = 512;
+    e.workload = Some(w);
+    e
+}
+
+fn report(e: &Experiment) -> WorkloadReport {
+    let r = dflab_core::simulate(e).unwrap_or_else(|err| panic!("{err}"));
+    r.workload.expect("a workload report")
+}
+
+fn ps(us: f64) -> Time {
+    (us * 1e6).round() as Time
+}
+
+/// (stop time of rank `rank`'s iteration 0, in ps)
+fn stop(rep: &WorkloadReport, rank: u32) -> Time {
+    ps(rep.iterations.iter().find(|r| r.rank == rank && r.iteration == 0).unwrap().stop_us)
+}
+
+const NS: Time = 1000;
+/// The MPI defaults: tx setup + NIC tx, NIC rx match + nic2host, match.
+const SEND_START: Time = 18 * NS;
+const ARRIVE: Time = 15 * NS;
+const MATCH: Time = 15 * NS;
+
+/// Ranks 0 and 1 of a 72-node job are nodes 0 and 71 (placement linear, ranks 0..72, the
+/// peers at the two ends of the network).
+fn pair_job(ops: Value) -> JobConfig {
+    job(72, ops)
+}
+
+#[test]
+fn an_eager_message_takes_its_setup_its_packets_and_the_match() {
+    // 512 B of payload and the 512 B header: two packets, sent at 18 ns; the receive is
+    // posted at once.
+    let e = with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "send", "peer": 71, "bytes": 512 },
+            { "rank": 71, "op": "recv", "peer": 0 },
+        ]))],
+    );
+    let rep = report(&e);
+    let lat = timed(&e_without_workload(&e), &[(SEND_START, 0, 71), (SEND_START, 0, 71)]);
+    let last = SEND_START + lat[0].max(lat[1]);
+    assert_eq!(stop(&rep, 71), last + ARRIVE + MATCH);
+    // The send completes when its last packet is in the source queue (the window holds 2).
+    assert_eq!(stop(&rep, 0), SEND_START);
+    let j = &rep.jobs[0];
+    assert_eq!((j.messages, j.payload_bytes, j.wire_bytes, j.packets), (1, 512, 1024, 2));
+    assert!(j.finished);
+}
+
+#[test]
+fn a_rendezvous_is_request_clear_to_send_then_data() {
+    // 40 full packets of payload, above the 12,000 B eager limit.
+    let bytes = 40 * 512;
+    let e = with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "send", "peer": 71, "bytes": bytes },
+            { "rank": 71, "op": "recv", "peer": 0 },
+        ]))],
+    );
+    let rep = report(&e);
+    let plain = e_without_workload(&e);
+    let rts = SEND_START + timed(&plain, &[(SEND_START, 0, 71)])[0];
+    let cts_start = rts + ARRIVE + MATCH + SEND_START;
+    let cts = cts_start + timed(&plain, &[(cts_start, 71, 0)])[0];
+    let data_start = cts + ARRIVE + 5 * NS;
+    let sends: Vec<_> = (0..40).map(|_| (data_start, 0, 71)).collect();
+    let data = data_start + timed(&plain, &sends).into_iter().max().unwrap();
+    assert_eq!(stop(&rep, 71), data + ARRIVE);
+    let j = &rep.jobs[0];
+    assert_eq!((j.messages, j.wire_bytes, j.packets), (1, bytes as u64 + 2 * 512, 42));
+}
+
+#[test]
+fn an_unexpected_message_waits_for_its_receive() {
+    // The receiver computes for 50 us; the eager message is long there.
+    let e = with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "send", "peer": 71, "bytes": 100 },
+            { "rank": 71, "op": "compute", "ns": 50000 },
+            { "rank": 71, "op": "recv", "peer": 0 },
+        ]))],
+    );
+    let rep = report(&e);
+    assert_eq!(stop(&rep, 71), ps(50.0) + 10 * NS + MATCH);
+    // Its communication time excludes the computation.
+    let row = rep.iterations.iter().find(|r| r.rank == 71).unwrap();
+    assert!((row.comm_us - 0.025).abs() < 1e-9, "{row:?}");
+}
+
+#[test]
+fn receives_match_by_source_and_tag_whatever_the_posting_order() {
+    let e = with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "isend", "peer": 71, "bytes": 100, "tag": 1 },
+            { "rank": 0, "op": "isend", "peer": 71, "bytes": 20000, "tag": 2 },
+            { "rank": 0, "op": "waitall" },
+            { "rank": 71, "op": "recv", "peer": 0, "tag": 2 },
+            { "rank": 71, "op": "recv", "peer": 0, "tag": 1 },
+        ]))],
+    );
+    let rep = report(&e);
+    assert!(rep.jobs[0].finished);
+    assert_eq!(rep.jobs[0].messages, 2);
+    // Two sends posted before the wait: the burst is both payloads.
+    assert_eq!(rep.jobs[0].peak_ingress_bytes, 20100);
+}
+
+#[test]
+fn a_receive_that_never_matches_is_reported_by_job_rank_and_operation() {
+    let e = with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "send", "peer": 71, "bytes": 100, "tag": 1 },
+            { "rank": 71, "op": "recv", "peer": 0, "tag": 9 },
+        ]))],
+    );
+    match dflab_core::simulate(&e) {
+        Err(Error::Deadlock(m)) => {
+            assert!(m.contains("job 0 (table) rank 71"), "{m}");
+            assert!(m.contains("Recv { from: 0"), "{m}");
+            assert!(m.contains("tag: 9"), "{m}");
+        }
+        other => panic!("expected a deadlock report, got {:?}", other.map(|r| r.summary)),
+    }
+}
+
+/// Every collective on 13 ranks completes, with the number of messages its algorithm sends.
+#[test]
+fn collectives_complete_with_their_message_counts() {
+    let n = 13u64;
+    for (op, extra, messages) in [
+        ("allreduce", json!({"bytes": 8}), 2 * (n - 1)),
+        ("barrier", json!({}), 2 * (n - 1)),
+        ("bcast", json!({"peer": 5, "bytes": 20000}), n - 1),
+        ("reduce", json!({"peer": 12, "bytes": 64}), n - 1),
+        ("alltoall", json!({"bytes": 3000}), n * (n - 1)),
+    ] {
+        let ops: Vec<Value> = (0..n)
+            .map(|r| {
+                let mut row = json!({ "rank": r, "op": op });
+                for (k, v) in extra.as_object().unwrap() {
+                    row[k] = v.clone();
+                }
+                row
+            })
+            .collect();
+        let rep = report(&with_jobs(net(), vec![job(n as u32, Value::Array(ops))]));
+        assert!(rep.jobs[0].finished, "{op}");
+        assert_eq!(rep.jobs[0].messages, messages, "{op}");
+    }
+}
+
+/// Two jobs on disjoint nodes, repeated: the same report to the byte; under `random`
+/// placement another seed moves the ranks.
+#[test]
+fn runs_repeat_exactly_and_jobs_get_disjoint_nodes() {
+    let ring = |n: u32, bytes: u64| {
+        let ops: Vec<Value> = (0..n)
+            .flat_map(|r| {
+                [
+                    json!({ "rank": r, "op": "irecv", "peer": (r + n - 1) % n }),
+                    json!({ "rank": r, "op": "isend", "peer": (r + 1) % n, "bytes": bytes }),
+                    json!({ "rank": r, "op": "waitall" }),
+                ]
+            })
+            .collect();
+        job(n, Value::Array(ops))
+    };
+    let mut e = with_jobs(net(), vec![ring(30, 50_000), ring(40, 3_000)]);
+    e.workload.as_mut().unwrap().placement = Placement::Random;
+    let a = dflab_core::simulate(&e).unwrap();
+    let b = dflab_core::simulate(&e).unwrap();
+    assert_eq!(serde_json::to_string(&a.workload).unwrap(), serde_json::to_string(&b.workload).unwrap());
+    let wa = a.workload.unwrap();
+    assert!(wa.jobs.iter().all(|j| j.finished));
+    assert_eq!(wa.jobs[0].messages, 30);
+    e.seed = 2;
+    let c = dflab_core::simulate(&e).unwrap().workload.unwrap();
+    assert_ne!(wa.jobs[0].latency_mean_ns, c.jobs[0].latency_mean_ns);
+    // Every packet of the jobs was delivered and counted once, by the engine too.
+    assert_eq!(a.summary.packets_delivered, wa.jobs.iter().map(|j| j.packets).sum::<u64>());
+}
+
+#[test]
+fn bad_workloads_get_field_named_errors() {
+    let cases = [
+        (json!({"jobs": []}), "workload.jobs"),
+        (json!({"jobs": [{"motif": "table", "ranks": 100}]}), "workload.jobs"),
+        (json!({"jobs": [{"motif": "nosuch", "ranks": 2}]}), "workload.jobs[0].motif"),
+        (
+            json!({"jobs": [{"motif": "table", "ranks": 2, "params": {"ops": [{"rank": 5, "op": "waitall"}]}}]}),
+            "workload.jobs[0].params.ops[0].rank",
+        ),
+        (
+            json!({"jobs": [{"motif": "table", "ranks": 2, "params": {"ops": [{"rank": 0, "op": "fly"}]}}]}),
+            "workload.jobs[0].params.ops[0].op",
+        ),
+        (json!({"jobs": [{"motif": "table", "ranks": 2}], "placement": "file"}), "workload.placement_file"),
+        (
+            json!({"jobs": [{"motif": "table", "ranks": 2}], "placement": "file", "placement_file": "/nonexistent"}),
+            "workload.placement_file",
+        ),
+        (json!({"jobs": [{"motif": "table", "ranks": 2}], "mpi": {"header_bytes": 0}}), "workload.mpi.header_bytes"),
+    ];
+    for (w, field) in cases {
+        let mut cfg = serde_json::to_value(net()).unwrap();
+        cfg["workload"] = w.clone();
+        let err = Experiment::from_json(&cfg.to_string()).and_then(|e| dflab_core::simulate(&e).map(drop));
+        match err {
+            Err(Error::Config { field: f, .. }) => assert_eq!(f, field, "{w}"),
+            other => panic!("{w}: expected an error on {field}, got {other:?}"),
+        }
+    }
+}
+
+/// The same network without the workload (for `timed`).
+fn e_without_workload(e: &Experiment) -> Experiment {
+    let mut e = e.clone();
+    e.workload = None;
+    e
+}

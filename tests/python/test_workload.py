@@ -1,0 +1,118 @@
+"""Workloads from Python and the CLI: programs written as functions, the per-job frames, the
+job table of `dflab run`, the deadlock report and field-named errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from dflab.api import simulate
+from dflab.errors import UserError
+from dflab.workload import allreduce, compute, irecv, isend, program, recv, send, waitall
+from helpers import requires_engine, run_cli
+
+pytestmark = requires_engine
+
+# dfly(2,4,2): 72 nodes, the SC'22 packets (4 flits of 128 B).
+NET = {
+    "topology": {"p": 2, "a": 4, "h": 2},
+    "network": {"flit_bytes": 128, "packet_flits": 4},
+    "run": {"warmup_us": 0, "measure_us": 2000},
+}
+
+
+def ring(rank: int, iteration: int):
+    n = 6
+    yield irecv((rank - 1) % n)
+    yield isend((rank + 1) % n, bytes=20_000 + 1000 * iteration)
+    yield waitall()
+    yield compute(200)
+    yield allreduce(8)
+
+
+def test_a_python_program_runs_and_reports_per_job_frames() -> None:
+    jobs = [program(ring, ranks=6, iterations=3, name="ring"), program(ring, ranks=6)]
+    result = simulate({**NET, "workload": {"jobs": jobs, "placement": "random"}})
+    w = result.workload
+    assert w is not None
+    assert w.jobs["name"].to_list() == ["ring", "table"]
+    assert w.jobs["finished"].to_list() == [True, True]
+    # 6 ring messages and 10 allreduce messages (2 per tree edge) per iteration.
+    assert w.jobs["messages"].to_list() == [3 * 16, 16]
+    # One row per rank and iteration; communication excludes the 200 ns of compute.
+    assert w.iterations.filter(w.iterations["job"] == 0).height == 18
+    row = w.iterations.row(0, named=True)
+    assert row["comm_us"] == pytest.approx(row["stop_us"] - row["start_us"] - 0.2)
+    # Every byte a job received is in its throughput windows: its wire bytes, each packet's
+    # last flit rounded up to a whole flit.
+    got = w.throughput.group_by("job").agg(pl.col("bytes").sum()).sort("job")["bytes"].to_list()
+    for received, job in zip(got, w.jobs.iter_rows(named=True), strict=True):
+        assert job["wire_bytes"] <= received < job["wire_bytes"] + 128 * job["packets"]
+    assert result.summary.packets_delivered == w.jobs["packets"].sum()
+
+
+def test_a_program_must_yield_operations() -> None:
+    with pytest.raises(UserError, match="yielded 3"):
+        program(lambda r, i: [3], ranks=2)
+
+
+def test_the_cli_prints_the_job_table_and_json_rows(tmp_path: Path) -> None:
+    job = program(lambda r, i: [send(1, 5000)] if r == 0 else [recv(0)], ranks=2, name="pair")
+    config = {**NET, "workload": {"jobs": [job]}}
+    path = tmp_path / "pair.json"
+    path.write_text(json.dumps(config))
+    toml = tmp_path / "pair.toml"
+    toml.write_text(_toml(config))
+    proc = run_cli("run", str(toml))
+    assert proc.returncode == 0, proc.stderr
+    assert "jobs" in proc.stdout and "pair" in proc.stdout
+    proc = run_cli("run", str(toml), "--json")
+    assert proc.returncode == 0, proc.stderr
+    jobs = json.loads(proc.stdout)["jobs"]
+    assert [(j["name"], j["messages"], j["wire_bytes"]) for j in jobs] == [("pair", 1, 5040)]
+
+
+def test_a_receive_that_never_matches_exits_1_naming_the_rank(tmp_path: Path) -> None:
+    job = program(lambda r, i: [send(1, 100, tag=1)] if r == 0 else [recv(0, tag=2)], ranks=2)
+    toml = tmp_path / "stuck.toml"
+    toml.write_text(_toml({**NET, "workload": {"jobs": [job]}}))
+    proc = run_cli("run", str(toml))
+    assert proc.returncode == 1
+    assert "job 0 (table) rank 1" in proc.stderr and "tag: 2" in proc.stderr
+
+
+def test_bad_workloads_name_the_field(tmp_path: Path) -> None:
+    for workload, needle in [
+        ({"jobs": [{"motif": "nosuch", "ranks": 2}]}, "workload.jobs[0].motif"),
+        ({"jobs": [{"motif": "table", "ranks": 1000}]}, "workload.jobs"),
+        ({"jobs": [{"motif": "table", "ranks": 2}], "placement": "everywhere"}, "placement"),
+    ]:
+        with pytest.raises(UserError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+            simulate({**NET, "workload": workload})
+
+
+def _toml(config: dict) -> str:
+    """The config as TOML (the tests' configs are two levels deep, jobs inline)."""
+    lines = []
+    for section, table in config.items():
+        if section == "workload":
+            continue
+        lines.append(f"[{section}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
+    lines.append("[workload]")
+    for job in config["workload"]["jobs"]:
+        lines.append("[[workload.jobs]]")
+        for k, v in job.items():
+            lines.append(f"{k} = {_inline(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def _inline(value: object) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_inline(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    return json.dumps(value)
