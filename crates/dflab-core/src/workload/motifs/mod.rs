@@ -4,6 +4,9 @@
 //! the reference run's (`../shared/reference/workloads.md` §3.2, QR §4.3), given in the job's
 //! `params` table.
 
+pub mod grid;
+pub mod totals;
+
 use crate::workload::mpi::op::Op;
 
 /// The 350 µs every Ember motif of the reference computes before its first iteration
