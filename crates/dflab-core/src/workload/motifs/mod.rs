@@ -25,6 +25,8 @@ pub mod totals;
 pub mod ur;
 
 #[cfg(test)]
+mod progress;
+#[cfg(test)]
 mod tests;
 
 use schemars::{JsonSchema, Schema};

@@ -113,6 +113,23 @@ fn every_send_has_one_receive_at_528_and_small_sizes() {
 }
 
 #[test]
+fn every_program_runs_to_completion_under_rendezvous_semantics() {
+    let sizes: [(&str, u32); 4] = [("", 528), ("", 16), ("", 24), ("lulesh", 512)];
+    for &name in names() {
+        for (only, ranks) in sizes {
+            if !only.is_empty() && only != name {
+                continue;
+            }
+            // A few iterations suffice: every iteration runs the same program shape.
+            let p = if name == "null" { json!({}) } else { json!({"iterations": 2}) };
+            let m = build(name, ranks, &params(p), "j").unwrap_or_else(|e| panic!("{name} at {ranks}: {e}"));
+            let done = super::progress::run_to_completion(m.as_ref(), ranks);
+            assert!(done.is_ok(), "{name} at {ranks} ranks is stuck: {}", done.unwrap_err());
+        }
+    }
+}
+
+#[test]
 fn ur_is_deterministic_across_builds() {
     let ops = |m: &dyn Motif| {
         let mut out = Vec::new();
