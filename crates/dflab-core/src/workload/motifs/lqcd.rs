@@ -95,7 +95,7 @@ impl MotifParams for LqcdParams {
                 field,
                 format!(
                     "cannot lay the {lattice:?} lattice over {ranks} ranks ({why}); allowed: rank counts whose prime \
-                     factors (≤ 53) divide the lattice extents, e.g. 256 or 528 for 132⁴"
+                     factors (≤ 53, with multiplicity) the lattice extents hold, e.g. 256 or 528 for 132⁴"
                 ),
             )
         })?;
