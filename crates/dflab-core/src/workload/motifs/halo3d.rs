@@ -11,6 +11,9 @@
 //! reference (`nx = ny = nz = 1`, 72,000 fields of 8 B). Tag 0.
 //!
 //! ⚠ Decisions:
+//! * the default grid replicates Ember's rule including its integer truncation, which is not
+//!   always the truly most cubic grid (16 ranks → 4×4×1, not 4×2×2); give `pex, pey, pez` to
+//!   choose another;
 //! * Ember waits on each receive in turn; here one `WaitAll` waits for them (the sends are
 //!   blocking, so it waits for the same requests);
 //! * the compute is emitted only when `compute_ns > 0` (the reference has none);
