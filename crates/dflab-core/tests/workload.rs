@@ -262,3 +262,39 @@ fn e_without_workload(e: &Experiment) -> Experiment {
     e.workload = None;
     e
 }
+
+/// Every motif of the library runs to its end on a network, and the MPI layer counts the
+/// messages, wire bytes and peak ingress that `motifs::totals` computes without one.
+#[test]
+fn every_motif_completes_and_sends_what_its_totals_say() {
+    use dflab_core::workload::motifs::{self, totals::totals};
+    let ranks = 16;
+    for &name in motifs::names() {
+        let params = match name {
+            "null" | "table" => continue,
+            // Short runs: the ranks' programs are the same every iteration.
+            "ur" => json!({"iterations": 20}),
+            "cosmoflow" => json!({"iterations": 1, "compute_us": 10.0}),
+            // The 400^3 grid of the reference makes MB messages at 16 ranks.
+            "fft3d" => json!({"iterations": 1, "n": 40}),
+            "lqcd" => json!({"iterations": 1, "nx": 8, "ny": 8, "nz": 8, "nt": 8}),
+            _ => json!({"iterations": 1}),
+        };
+        let params = params.as_object().unwrap().clone();
+        let mut j = JobConfig { motif: name.into(), ranks, name: None, wait2start_us: 1.0, params };
+        let m = motifs::build(name, ranks, &j.params, "j").unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want = totals(m.as_ref(), ranks, 40, 12_000);
+        j.name = Some(name.into());
+        let mut e = with_jobs(net(), vec![j]);
+        e.workload.as_mut().unwrap().mpi.header_bytes = 40;
+        e.run.measure_us = 100_000.0;
+        let rep = report(&e);
+        let got = &rep.jobs[0];
+        assert!(got.finished, "{name}");
+        assert_eq!(
+            (got.messages, got.payload_bytes, got.wire_bytes, got.peak_ingress_bytes),
+            (want.messages, want.payload_bytes, want.wire_bytes, want.peak_ingress_bytes),
+            "{name}"
+        );
+    }
+}

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Motif;
+use super::{Motif, MotifParams};
 use crate::error::{Error, Result};
 use crate::units::ns_to_ps;
 use crate::workload::mpi::collective::COLLECTIVE_TAG;
@@ -31,7 +31,9 @@ use crate::workload::mpi::op::{Comm, Op};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpRow {
+    /// The rank that runs the op.
     pub rank: u32,
+    /// The iteration it belongs to (each iteration is a row of the per-iteration record).
     #[serde(default)]
     pub iteration: u32,
     /// compute, isend, send, irecv, recv, waitall, allreduce, reduce, bcast, barrier, alltoall.
@@ -39,8 +41,10 @@ pub struct OpRow {
     /// The other rank (sends and receives), or the root (reduce, bcast).
     #[serde(default)]
     pub peer: u32,
+    /// Payload bytes (sends, collectives; to each rank for alltoall).
     #[serde(default)]
     pub bytes: u64,
+    /// The message tag (below 2^31; the rest is the collectives').
     #[serde(default)]
     pub tag: u32,
     /// Compute time, ns.
@@ -52,6 +56,7 @@ pub struct OpRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TableParams {
+    /// The program: one row per op, in program order per rank and iteration.
     pub ops: Vec<OpRow>,
 }
 
@@ -127,5 +132,11 @@ impl Motif for Table {
 
     fn iteration(&self, rank: u32, it: u32, out: &mut Vec<Op>) {
         out.extend(self.ops[rank as usize][it as usize].iter().cloned());
+    }
+}
+
+impl MotifParams for TableParams {
+    fn build(self, ranks: u32, field: &str) -> Result<Box<dyn Motif>> {
+        Ok(Box::new(Table::new(ranks, &self, field)?))
     }
 }

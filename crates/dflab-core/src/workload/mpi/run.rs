@@ -8,6 +8,7 @@ use super::rank::{Activity, Posted};
 use super::{Mpi, Msg, Phase};
 use crate::network::{Packet, Stamps};
 use crate::units::{ps_to_us, Time};
+use crate::workload::motifs::totals::wire_bytes;
 use crate::workload::{Workload, WorkloadCtx};
 
 /// Wake-up kinds.
@@ -105,6 +106,7 @@ impl Mpi {
             match op {
                 Op::Compute { ps: 0 } => {}
                 Op::Compute { ps } => {
+                    self.end_burst(g);
                     let r = &mut self.ranks[g as usize];
                     if r.in_iteration {
                         r.iter_compute += ps;
@@ -123,6 +125,7 @@ impl Mpi {
                     return self.block(g, op, Activity::Blocked);
                 }
                 Op::Irecv { from, tag, .. } => {
+                    self.end_burst(g);
                     self.ranks[g as usize].pending += 1;
                     self.post_recv(cx, g, first + from, tag, false);
                 }
@@ -148,7 +151,8 @@ impl Mpi {
         r.current = Some(op);
     }
 
-    /// The sends posted since the rank last waited end a burst (the peak ingress volume).
+    /// Any op but a send ends the rank's run of sends (a burst; the largest is the job's peak
+    /// ingress volume, counted as `motifs::totals` counts it).
     fn end_burst(&mut self, g: u32) {
         let r = &mut self.ranks[g as usize];
         let s = &mut self.stats[r.job as usize];
@@ -239,7 +243,7 @@ impl Mpi {
     fn post_send(&mut self, cx: &mut WorkloadCtx, g: u32, dst: u32, bytes: u64, tag: u32, blocking: bool) {
         let p = &self.p;
         let eager = bytes <= p.eager_limit;
-        let wire = if eager { bytes + p.header } else { bytes + 2 * p.header };
+        let wire = wire_bytes(bytes, p.header, p.eager_limit);
         let s = &mut self.stats[self.ranks[g as usize].job as usize];
         (s.messages, s.payload_bytes, s.wire_bytes) = (s.messages + 1, s.payload_bytes + bytes, s.wire_bytes + wire);
         self.ranks[g as usize].burst += bytes;
