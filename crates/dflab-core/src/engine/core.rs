@@ -36,6 +36,8 @@ pub struct Accounting {
     /// Packets in the network whose delivery falls at or after the end: nothing is left to do
     /// for them (not stuck, though still counted in `in_network`).
     pub past_end: u64,
+    /// The watchdog found no packet in the network at its last barrier.
+    pub empty_then: bool,
 }
 
 impl Accounting {

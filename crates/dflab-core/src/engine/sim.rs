@@ -377,7 +377,12 @@ impl<R: Routing> Simulation<R> {
     fn watch(&mut self, at: Time, watchdog: Time) -> Result<()> {
         let acct = &mut self.core.acct;
         let moves = acct.traversals + acct.delivered_total;
-        if moves != acct.moves_then || acct.stuck_candidates() == 0 {
+        // A network empty at the last barrier had nothing to move: its packets entered since
+        // (a closed workload's network stays empty while its ranks compute, and barriers are
+        // skipped over empty windows).
+        let empty_now = acct.stuck_candidates() == 0;
+        let empty_then = std::mem::replace(&mut acct.empty_then, empty_now);
+        if moves != acct.moves_then || acct.stuck_candidates() == 0 || empty_then {
             (acct.last_progress, acct.moves_then) = (at, moves);
         } else if at - acct.last_progress > watchdog {
             let since = acct.last_progress;
