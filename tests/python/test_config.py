@@ -190,8 +190,18 @@ def test_several_problems_are_counted_in_one_line() -> None:
 def test_presets_registry_and_paper_parameters() -> None:
     assert presets.names() == [
         "acor-1056", "acor-16512", "acor-5256",
-        "booksim-dgb-1056", "qadaptive-1056", "qadaptive-2550", "ugal-le-1056", "ugal-le-288",
+        "booksim-dgb-1056", "qadaptive-1056", "qadaptive-2550", "sc22-1056", "ugal-le-1056",
+        "ugal-le-288",
     ]  # fmt: skip
+    sc22 = preset("sc22-1056")
+    net = sc22.network
+    assert (net.flit_bytes, net.packet_flits, net.host_bw_gbps, net.xbar_bw_gbps) == (128, 4, 25, 100)
+    assert (net.input_buffer_flits, net.global_latency_ns, sc22.run.warmup_us) == (120, 300, 0)
+    assert sc22.workload is not None
+    assert [(j.motif, j.ranks) for j in sc22.workload.jobs] == [("fft3d", 528), ("halo3d", 528)]
+    # Jobs given over the preset replace its pair.
+    own = preset("sc22-1056", workload={"jobs": [{"motif": "dl", "ranks": 528}]})
+    assert own.workload is not None and [j.motif for j in own.workload.jobs] == ["dl"]
     small, large = preset("qadaptive-1056"), preset("qadaptive-2550")
     assert (small.topology_label(), small.nodes()) == ("dfly(4,8,4,33)", 1056)
     assert (large.topology_label(), large.nodes()) == ("dfly(5,10,5,51)", 2550)
