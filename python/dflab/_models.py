@@ -151,9 +151,9 @@ class Run(Section):
 class Job(Section):
     """One application job."""
 
-    motif: str = Field(..., description='The motif the job runs (`dflab info --motifs` lists them): ur, lu, fft3d, halo3d, lqcd, stencil5d, cosmoflow, dl, lulesh, alltoall, allreduce, halo2d, pingpong, null (idle).')
+    motif: str = Field(..., description='The motif the job runs: ur, lu, fft3d, halo3d, lqcd, stencil5d, cosmoflow, dl, lulesh, alltoall, allreduce, halo2d, pingpong, null (idle), table (a program given as rows).')
     name: str | None = Field(None, description="A label for the job's rows (default: the motif's name).")
-    params: dict[str, Any] = Field(default_factory=dict, description="The motif's own parameters (see docs/workloads.md); defaults are the reference's.")
+    params: dict[str, Any] = Field(default_factory=dict, description="The motif's own parameters (the Motifs section of docs/config-keys.md); defaults are the reference's.")
     ranks: int = Field(..., ge=1, le=16777216, description='Ranks (one per node).')
     wait2start_us: Number = Field(350.0, ge=0.0, le=1000000000.0, description="Computation before the first iteration, in us (Ember's `wait2start`).")
 

@@ -323,6 +323,7 @@ def render_docs(schema: dict[str, Any]) -> str:
         *_table("workload.mpi", workload["properties"]["mpi"]),
         "",
     ]
+    out += _motif_tables(meta.get("motifs", []))
     out += ["## Routing algorithms and their parameters", ""]
     out += [
         "Only the chosen algorithm's parameters apply. A parameter of another algorithm is "
@@ -359,6 +360,30 @@ def render_docs(schema: dict[str, Any]) -> str:
         params = "; ".join(f"`{x['name']}`: {x['help']}" for x in p["params"]) or "—"
         out.append(f"| `{p['kind']}` | {aliases} | {forms} | {params} | {p['help']} |")
     return "\n".join(out) + "\n"
+
+
+def _motif_tables(motifs: list[dict[str, Any]]) -> list[str]:
+    """The parameters of each motif of `workload.jobs[i].motif` (its `params` table)."""
+    out = [
+        "## Motifs",
+        "",
+        "The `params` table of a job takes its motif's parameters; a missing one has the "
+        "reference run's value (docs/workloads.md).",
+        "",
+    ]
+    for motif in motifs:
+        props = motif["params"].get("properties", {})
+        desc = " ".join(str(motif["params"].get("description", "")).split())
+        out += [f"### `{motif['name']}`", "", desc, ""]
+        if not props:
+            out += ["No parameters.", ""]
+            continue
+        out += ["| parameter | type | default | range | description |", "|---|---|---|---|---|"]
+        for key, prop in props.items():
+            text = _description(prop).replace("|", "\\|")
+            out.append(f"| `{key}` | {_cells(prop)} | {text} |")
+        out.append("")
+    return out
 
 
 # ---- Main --------------------------------------------------------------------------------------

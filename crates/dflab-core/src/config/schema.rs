@@ -43,6 +43,13 @@ pub fn document() -> Value {
             })
         })
         .collect();
+    let motifs: Vec<Value> = crate::workload::motifs::names()
+        .iter()
+        .map(|&name| {
+            let params = crate::workload::motifs::params_schema(name).expect("a registered motif").to_value();
+            json!({"name": name, "params": params})
+        })
+        .collect();
     if let Some(obj) = schema.as_object_mut() {
         obj.insert(
             "x-dflab".into(),
@@ -51,6 +58,7 @@ pub fn document() -> Value {
                 "engine_semantics": crate::ENGINE_SEMANTICS,
                 "algorithms": algorithms,
                 "patterns": patterns,
+                "motifs": motifs,
             }),
         );
     }

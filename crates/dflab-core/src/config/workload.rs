@@ -32,8 +32,8 @@ pub enum Placement {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobConfig {
-    /// The motif the job runs (`dflab info --motifs` lists them): ur, lu, fft3d, halo3d, lqcd,
-    /// stencil5d, cosmoflow, dl, lulesh, alltoall, allreduce, halo2d, pingpong, null (idle).
+    /// The motif the job runs: ur, lu, fft3d, halo3d, lqcd, stencil5d, cosmoflow, dl, lulesh,
+    /// alltoall, allreduce, halo2d, pingpong, null (idle), table (a program given as rows).
     pub motif: String,
     /// Ranks (one per node).
     #[schemars(range(min = 1, max = 16_777_216))]
@@ -45,7 +45,8 @@ pub struct JobConfig {
     #[serde(default = "default_wait2start")]
     #[schemars(range(min = 0.0, max = 1.0e9))]
     pub wait2start_us: f64,
-    /// The motif's own parameters (see docs/workloads.md); defaults are the reference's.
+    /// The motif's own parameters (the Motifs section of docs/config-keys.md); defaults are
+    /// the reference's.
     #[serde(default)]
     pub params: Map<String, Value>,
 }
