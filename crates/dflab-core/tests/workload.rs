@@ -6,7 +6,7 @@ mod common;
 
 use common::{small, timed};
 use dflab_core::config::workload::{JobConfig, Placement, WorkloadConfig};
-use dflab_core::config::Arrangement;
+use dflab_core::config::{Arrangement, PortTiming};
 use dflab_core::units::Time;
 use dflab_core::workload::mpi::metrics::WorkloadReport;
 use dflab_core::{Error, Experiment};
@@ -318,4 +318,28 @@ fn packets_after_a_long_computation_are_not_a_deadlock() {
     let rep = report(&e);
     assert!(rep.jobs[0].finished);
     assert!(rep.jobs[0].exec_us > 500.0);
+}
+
+/// A packet shorter than `network.packet_flits` holds the links for its own flits: 1,000
+/// header-only messages (one flit each) leave a NIC in about 1,000 flit-times, under both port
+/// timings, not in 1,000 packet-times.
+#[test]
+fn short_packets_hold_links_for_their_own_flits() {
+    for timing in [PortTiming::LinkBusy, PortTiming::Sst] {
+        let ops: Vec<Value> = (0..1000)
+            .map(|_| json!({ "rank": 0, "op": "isend", "peer": 71, "bytes": 0 }))
+            .chain([json!({ "rank": 0, "op": "waitall" })])
+            .chain((0..1000).map(|_| json!({ "rank": 71, "op": "irecv", "peer": 0 })))
+            .chain([json!({ "rank": 71, "op": "waitall" })])
+            .collect();
+        let mut e = with_jobs(net(), vec![pair_job(Value::Array(ops))]);
+        e.network.timing = timing;
+        let w = e.workload.as_mut().unwrap();
+        w.mpi.header_bytes = 40;
+        let rep = report(&e);
+        assert_eq!(rep.jobs[0].packets, 1000);
+        let flit_ns = e.network.flit_bytes as f64 / e.network.host_bw_gbps;
+        let took = rep.jobs[0].exec_us * 1e3;
+        assert!(took > 1000.0 * flit_ns && took < 1000.0 * flit_ns * 1.5, "{timing:?}: {took} ns, flit {flit_ns} ns");
+    }
 }

@@ -72,6 +72,17 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// Serialisation time of a packet of `flits` flits on a link of `class`: the packet time
+    /// when every packet has `network.packet_flits` flits, else its flits' times (a message's
+    /// shorter last packet holds the link for its own flits only).
+    #[inline(always)]
+    pub fn ser_of(&self, class: usize, flits: u32) -> Time {
+        match self.uniform_flits {
+            Some(_) => self.ser[class],
+            None => flits as Time * self.flit_ser[class],
+        }
+    }
+
     pub fn derive(cfg: &Experiment) -> Result<Timing> {
         let n = &cfg.network;
         let flit_bytes = n.flit_bytes as u64;

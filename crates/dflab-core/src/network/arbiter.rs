@@ -329,7 +329,7 @@ impl<R: Routing> Simulation<R> {
         self.fab.lru[qi] = self.fab.lru_clock;
         self.core.acct.traversals += 1;
         let grant = if through {
-            let ser = self.core.t.ser[class];
+            let ser = self.core.t.ser_of(class, flits);
             out.busy = done + ser;
             out.xout_busy = done;
             out.xout_silent = true;

@@ -101,7 +101,7 @@ impl Core {
         let send = st.queued == 0 && st.busy <= now && self.nic.credits.covers(n, now, flits);
         if send {
             let resume = std::mem::take(&mut st.notify);
-            st.busy = now + self.t.ser[0];
+            st.busy = now + self.t.ser_of(0, flits);
             let id = self.pkts.alloc(pkt, now, now);
             self.nic_departs(src, id);
             resume
@@ -162,15 +162,23 @@ impl Core {
     /// queue, which holds more packets if `more`).
     #[inline(always)]
     fn send_from_nic(&mut self, node: u32, id: PacketId, more: bool) -> bool {
+        let ser = match self.t.uniform_flits {
+            Some(_) => self.t.ser[0],
+            None => self.t.ser_of(0, self.flits_of(id)),
+        };
         let st = &mut self.nic.node[node as usize];
         let resume = std::mem::take(&mut st.notify);
-        st.busy = self.now + self.t.ser[0];
+        st.busy = self.now + ser;
         // The queue's next packet waits for the link: wake the NIC when it is free.
         let wake = more && !st.wake;
         st.wake |= wake;
         self.nic_departs(node, id);
         if wake {
-            self.q.push(self.lanes.nic_wake, Event::NicWake { node });
+            match self.t.uniform_flits {
+                // One packet-time later: the fixed-delay lane.
+                Some(_) => self.q.push(self.lanes.nic_wake, Event::NicWake { node }),
+                None => self.q.at(self.now + ser, Event::NicWake { node }),
+            }
         }
         resume
     }

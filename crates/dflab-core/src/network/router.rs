@@ -277,7 +277,7 @@ impl<R: Routing> Simulation<R> {
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let largest = self.core.t.packet_flits as u32;
         let was_full = self.fab.credits.leave_out(qi, flits, largest, self.core.t.out_cap, !host);
-        let ser = self.core.t.ser[class];
+        let ser = self.core.t.ser_of(class, flits);
         st.queued -= 1;
         st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         st.busy = now + ser;
@@ -291,7 +291,12 @@ impl<R: Routing> Simulation<R> {
         }
         self.onto_link(class, qi, vc, id, flits, (pr, pp), c, ser + self.core.t.eject_lat);
         if wake {
-            self.core.q.push(self.core.lanes.port_wake[class], Event::PortWake { router, port, pi: pi as u32 });
+            let ev = Event::PortWake { router, port, pi: pi as u32 };
+            match uniform {
+                // One packet-time later: the fixed-delay lane.
+                Some(_) => self.core.q.push(self.core.lanes.port_wake[class], ev),
+                None => self.core.q.at(now + ser, ev),
+            }
         }
         if was_full && self.fab.wait_len[router as usize] > 0 {
             self.on_arbitrate(router, true)?; // output buffer space was freed
