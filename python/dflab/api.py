@@ -156,7 +156,11 @@ class Result:
             config=raw.get("config", {}),
             probes=Probes.from_dict(raw.get("probes") or {}),
             diagnostics=Diagnostics.from_dict(raw.get("diagnostics") or {}),
-            workload=WorkloadResult.from_engine(raw["workload"]) if raw.get("workload") else None,
+            workload=(
+                WorkloadResult.from_engine(raw["workload"], raw.get("ports"))
+                if raw.get("workload")
+                else None
+            ),
         )
 
 

@@ -116,9 +116,14 @@ class WorkloadResult:
     jobs: pl.DataFrame
     iterations: pl.DataFrame
     throughput: pl.DataFrame
+    # One row per router port: router, port, class (host/local/global/unused), group, peer,
+    # peer_group, stall_us, and `bytes`, the bytes each job sent through it (a list by job).
+    ports: pl.DataFrame
 
     @classmethod
-    def from_engine(cls, raw: dict[str, Any]) -> WorkloadResult:
+    def from_engine(
+        cls, raw: dict[str, Any], ports: list[dict[str, Any]] | None = None
+    ) -> WorkloadResult:
         window = float(raw.get("throughput_window_us", 1.0))
         rows = [
             {"job": job, "window_start_us": w * window, "bytes": count}
@@ -142,4 +147,27 @@ class WorkloadResult:
                 "comm_us": pl.Float64,
             },
         )
-        return cls(jobs=pl.DataFrame(raw["jobs"]), iterations=iterations, throughput=throughput)
+        return cls(
+            jobs=pl.DataFrame(raw["jobs"]),
+            iterations=iterations,
+            throughput=throughput,
+            ports=pl.DataFrame(ports or []),
+        )
+
+
+def congestion_index(
+    ports: pl.DataFrame, sim_time_us: float, link_gbps: float
+) -> list[list[float]]:
+    """The SC'22 congestion index as a groups x groups matrix: entry (s, d), s != d, is the
+    bytes the global links from group s to group d carried over what they could carry in
+    `sim_time_us` at `link_gbps`; the diagonal entry of group s is the same for all its local
+    ports together (docs/workloads.md)."""
+    network = ports.filter(pl.col("class").is_in(["local", "global"]))
+    groups = int(ports["group"].max()) + 1 if ports.height else 0
+    capacity = sim_time_us * 1e3 * link_gbps  # bytes one link carries in the run
+    sums = network.with_columns(pl.col("bytes").list.sum().alias("total"))
+    links = sums.group_by("group", "peer_group").agg(pl.col("total").sum(), pl.len().alias("links"))
+    index = [[0.0] * groups for _ in range(groups)]
+    for row in links.iter_rows(named=True):
+        index[row["group"]][row["peer_group"]] = row["total"] / (capacity * row["links"])
+    return index

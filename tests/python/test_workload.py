@@ -11,7 +11,17 @@ import pytest
 
 from dflab.api import simulate
 from dflab.errors import UserError
-from dflab.workload import allreduce, compute, irecv, isend, program, recv, send, waitall
+from dflab.workload import (
+    allreduce,
+    alltoall,
+    compute,
+    irecv,
+    isend,
+    program,
+    recv,
+    send,
+    waitall,
+)
 from helpers import requires_engine, run_cli
 
 pytestmark = requires_engine
@@ -116,3 +126,23 @@ def _inline(value: object) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_inline(v) for v in value) + "]"
     return json.dumps(value)
+
+
+def test_ports_and_the_congestion_index() -> None:
+    from dflab.workload import congestion_index
+
+    jobs = [program(lambda r, i: [alltoall(30_000)], ranks=40)]
+    result = simulate({**NET, "workload": {"jobs": jobs, "placement": "random"}})
+    w = result.workload
+    assert w is not None
+    assert w.ports.height == 36 * 7
+    assert set(w.ports["class"]) == {"host", "local", "global"}
+    bw = result.config["network"]["global_bw_gbps"]
+    assert bw == result.config["network"]["local_bw_gbps"]
+    index = congestion_index(w.ports, result.summary.sim_time_us, bw)
+    assert len(index) == 9 and all(len(row) == 9 for row in index)
+    # Every group pair is one global link each way; an all-to-all over 40 of 72 nodes uses
+    # them all, below their capacity.
+    off = [index[s][d] for s in range(9) for d in range(9) if s != d]
+    assert all(0 < x < 1 for x in off)
+    assert all(0 < index[s][s] < 1 for s in range(9))

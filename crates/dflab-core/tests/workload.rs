@@ -343,3 +343,37 @@ fn short_packets_hold_links_for_their_own_flits() {
         assert!(took > 1000.0 * flit_ns && took < 1000.0 * flit_ns * 1.5, "{timing:?}: {took} ns, flit {flit_ns} ns");
     }
 }
+
+/// Per port: every byte a job received crossed one ejection (host) port, and ports stall only
+/// when packets wait for credits (a congested all-to-all, not a lone message).
+#[test]
+fn ports_count_each_jobs_bytes_and_their_stalls() {
+    let alltoall = |n: u32| {
+        let ops: Vec<Value> = (0..n).map(|r| json!({ "rank": r, "op": "alltoall", "bytes": 20000 })).collect();
+        job(n, Value::Array(ops))
+    };
+    let mut e = with_jobs(net(), vec![alltoall(30), alltoall(20)]);
+    e.workload.as_mut().unwrap().placement = Placement::Random;
+    let r = dflab_core::simulate(&e).unwrap();
+    let (w, ports) = (r.workload.unwrap(), r.ports.unwrap());
+    assert_eq!(ports.len(), 36 * 7); // 36 routers of radix 2 + 3 + 2
+    for j in 0..2 {
+        let ejected: u64 = ports.iter().filter(|p| p.class == "host").map(|p| p.bytes[j]).sum();
+        let received: u64 = w.throughput_bytes[j].iter().sum();
+        assert_eq!(ejected, received, "job {j}");
+        let moved: u64 = ports.iter().filter(|p| p.class != "host").map(|p| p.bytes[j]).sum();
+        assert!(moved > 0);
+    }
+    assert!(ports.iter().any(|p| p.stall_us > 0.0), "a congested all-to-all stalls some port");
+    // A lone one-packet message never waits for credits.
+    let lone = with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "send", "peer": 71, "bytes": 100 },
+            { "rank": 71, "op": "recv", "peer": 0 },
+        ]))],
+    );
+    let ports = dflab_core::simulate(&lone).unwrap().ports.unwrap();
+    assert!(ports.iter().all(|p| p.stall_us == 0.0));
+    assert_eq!(ports.iter().filter(|p| p.class == "global" && p.bytes[0] > 0).count(), 1);
+}

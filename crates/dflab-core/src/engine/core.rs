@@ -82,6 +82,8 @@ pub struct Core {
     pub mail: Mailbox,
     /// The workload's fixed delays (its lanes, if it got them).
     pub workload_delays: Vec<Time>,
+    /// Per port bytes by job and stall time, for a workload that places jobs.
+    pub ports: Option<crate::stats::ports::PortStats>,
 }
 
 impl Core {
@@ -126,6 +128,7 @@ impl Core {
             mailed: false,
             mail: Mailbox::default(),
             workload_delays: workload_delays.to_vec(),
+            ports: None,
             t,
             topo,
         }

@@ -76,6 +76,9 @@ pub struct SimResult {
     /// The workload's own results (per job, per rank and iteration), when it has any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::workload::mpi::metrics::WorkloadReport>,
+    /// Per router port: bytes by job and stall time (workload runs; `stats::ports`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<crate::stats::ports::PortRow>>,
 }
 
 /// The routing algorithm with what the engine keeps for it.
@@ -198,6 +201,10 @@ impl<R: Routing> Simulation<R> {
         let parts = Partitions::new(1, topo.g, topo.a, window, peer_groups(&topo, &fab));
         let in_cap = t.in_caps[0];
         let mut core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
+        if let Some((node_job, jobs)) = traffic.node_jobs() {
+            let ports = core.topo.routers() * core.topo.radix;
+            core.ports = Some(crate::stats::ports::PortStats::new(ports, node_job, jobs));
+        }
         if core.t.booksim {
             core.nic.per_vc(vcs, in_cap);
         }
@@ -445,8 +452,10 @@ impl<R: Routing> Simulation<R> {
         let series = c.stats.series(nodes, bw);
         let diagnostics = crate::stats::diagnose(&summary, &series, nodes);
         let workload = self.traffic.report(end);
+        let ports = c.ports.as_ref().map(|p| p.rows(&c.topo, end));
         SimResult {
             workload,
+            ports,
             series,
             hops_histogram: c.stats.hops_histogram(),
             probes: c.probes.results(),

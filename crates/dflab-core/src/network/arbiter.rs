@@ -329,6 +329,10 @@ impl<R: Routing> Simulation<R> {
         self.fab.lru[qi] = self.fab.lru_clock;
         self.core.acct.traversals += 1;
         let grant = if through {
+            if let Some(ports) = &mut self.core.ports {
+                let src = self.core.pkts.get(id).src;
+                ports.on_send(op, src, flits as u64 * self.core.t.flit_bytes, done);
+            }
             let ser = self.core.t.ser_of(class, flits);
             out.busy = done + ser;
             out.xout_busy = done;

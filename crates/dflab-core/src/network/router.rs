@@ -270,6 +270,9 @@ impl<R: Routing> Simulation<R> {
         let chosen =
             pick_rr(&mut self.fab.outq, &mut self.fab.credits, &self.core.pkts, uniform, qb, vcs, rr, host, now);
         let Some((vc, id, flits)) = chosen else {
+            if let Some(ports) = &mut self.core.ports {
+                ports.on_blocked(pi, now);
+            }
             self.send_blocked(router, port);
             return Ok(());
         };
@@ -320,6 +323,10 @@ impl<R: Routing> Simulation<R> {
         peer_port: u32,
         eject: Time,
     ) {
+        if let Some(ports) = &mut self.core.ports {
+            let src = self.core.pkts.get(id).src;
+            ports.on_send(qi / self.fab.vcs, src, flits as u64 * self.core.t.flit_bytes, self.core.now);
+        }
         if class == 0 {
             self.deliver(id, self.core.now + eject);
             return;

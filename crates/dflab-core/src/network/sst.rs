@@ -232,6 +232,9 @@ impl<R: Routing> Simulation<R> {
         let chosen =
             pick_rr(&mut self.fab.outq, &mut self.fab.credits, &self.core.pkts, uniform, qb, vcs, rr, host, now);
         let Some((vc, id, flits)) = chosen else {
+            if let Some(ports) = &mut self.core.ports {
+                ports.on_blocked(pi, now);
+            }
             return Ok(()); // waiting: the next credit arms the timer
         };
         let qi = qb + vc;

@@ -6,6 +6,7 @@
 //! *delivered* in the window (as the reference's post-processing of delivery logs does). Latency
 //! runs from generation (source queueing included); network latency from the NIC's send.
 
+pub mod ports;
 pub mod probes;
 pub mod steady;
 

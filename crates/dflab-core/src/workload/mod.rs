@@ -70,6 +70,12 @@ pub trait Workload: Send {
         None
     }
 
+    /// The job of each node's traffic (`u16::MAX`: none) and the number of jobs, for the
+    /// per-port statistics ([`crate::stats::ports`]); `None`: not kept.
+    fn node_jobs(&self) -> Option<(Vec<u16>, usize)> {
+        None
+    }
+
     /// The workload's own results at the end of the run (at `end`).
     fn report(&self, _end: Time) -> Option<mpi::metrics::WorkloadReport> {
         None
@@ -200,6 +206,14 @@ impl Traffic {
     pub fn stalled(&self) -> Option<String> {
         match self {
             Traffic::Custom(w) => w.stalled(),
+            Traffic::Synthetic(_) => None,
+        }
+    }
+
+    /// See [`Workload::node_jobs`].
+    pub fn node_jobs(&self) -> Option<(Vec<u16>, usize)> {
+        match self {
+            Traffic::Custom(w) => w.node_jobs(),
             Traffic::Synthetic(_) => None,
         }
     }

@@ -78,6 +78,14 @@ impl Workload for Mpi {
         Some(self.stall_report())
     }
 
+    fn node_jobs(&self) -> Option<(Vec<u16>, usize)> {
+        let mut of = vec![u16::MAX; self.nic.len()];
+        for r in &self.ranks {
+            of[r.node as usize] = r.job as u16;
+        }
+        Some((of, self.jobs.len()))
+    }
+
     fn report(&self, end: Time) -> Option<WorkloadReport> {
         let jobs =
             self.jobs.iter().enumerate().map(|(j, job)| self.stats[j].row(j as u32, &job.name, job.motif.name(), end));
