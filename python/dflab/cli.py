@@ -190,11 +190,20 @@ def run(
     series_out: Annotated[
         Path | None, typer.Option(help="Write the per-window series (.csv or .parquet).")
     ] = None,
+    workload_out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write a workload run's per-job, per-iteration, throughput and per-port frames "
+            "(Parquet) into this directory, for 'dflab plot DIR'."
+        ),
+    ] = None,
 ) -> None:
     """Run one experiment and print its summary."""
     if series_out is not None:
         # Checked before the run, which may take minutes: a typo must not cost them.
         check_output("--series-out", series_out, SERIES_SUFFIXES)
+    if workload_out is not None:
+        check_output("--workload-out", workload_out / "jobs.parquet", (".parquet",))
     fields = _shortcuts(
         **{
             "routing.algorithm": routing,
@@ -207,6 +216,8 @@ def run(
         }
     )
     exp, _ = load_experiment_file(experiment, set_ or [], preset, fields, defaults=True)
+    if workload_out is not None and exp.workload is None:
+        raise UserError("--workload-out: the experiment has no [workload] (application jobs)")
 
     from dflab import engine
     from dflab.api import Result
@@ -237,6 +248,11 @@ def run(
     if series_out is not None:
         write_series(result.series, series_out)
         err.print(f"series written to {series_out}")
+    if workload_out is not None:
+        from dflab.workload_plots import write_workload
+
+        write_workload(result, workload_out)
+        err.print(f"workload frames written to {workload_out}")
     for warning in result.diagnostics.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if json_out:
@@ -682,7 +698,10 @@ def reproduce(
 
 @app.command()
 def plot(
-    directory: Annotated[Path, typer.Argument(help="Result directory of a sweep.")],
+    directory: Annotated[
+        Path,
+        typer.Argument(help="Result directory of a sweep, or of 'dflab run --workload-out'."),
+    ],
     out: Annotated[
         Path | None,
         typer.Option(
@@ -695,9 +714,16 @@ def plot(
         bool, typer.Option("--pdf", help="Also write a PDF next to the figure.")
     ] = False,
 ) -> None:
-    """Plot latency and accepted load vs offered load from a result directory."""
+    """Plot latency and accepted load vs offered load from a sweep's result directory, or the
+    per-job panels of a workload run (communication time, throughput over time, latency, stall
+    time, congestion index)."""
     from dflab.plots import plot_store
+    from dflab.workload_plots import is_workload_dir, plot_workload
 
+    if is_workload_dir(directory):
+        for path in plot_workload(directory, out, pdf=pdf):
+            print(f"plot: {path}")
+        return
     for path in plot_store(directory, out, p99=p99, pdf=pdf):
         print(f"plot: {path}")
 

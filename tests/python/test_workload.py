@@ -146,3 +146,25 @@ def test_ports_and_the_congestion_index() -> None:
     off = [index[s][d] for s in range(9) for d in range(9) if s != d]
     assert all(0 < x < 1 for x in off)
     assert all(0 < index[s][s] < 1 for s in range(9))
+
+
+def test_workload_out_and_its_figure(tmp_path: Path) -> None:
+    job = program(lambda r, i: [alltoall(5000)], ranks=8, iterations=2, name="a2a")
+    toml = tmp_path / "a2a.toml"
+    toml.write_text(_toml({**NET, "workload": {"jobs": [job]}}))
+    out = tmp_path / "frames"
+    proc = run_cli("run", str(toml), "--workload-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    jobs = pl.read_parquet(out / "jobs.parquet")
+    assert jobs["name"].to_list() == ["a2a"] and jobs["messages"].to_list() == [2 * 8 * 7]
+    assert pl.read_parquet(out / "iterations.parquet").height == 16
+    assert pl.read_parquet(out / "ports.parquet").height == 36 * 7
+    assert not list(out.glob(".*.tmp"))
+    proc = run_cli("plot", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "workload.png").stat().st_size > 10_000
+    # Not a workload run: one clear error before anything runs.
+    plain = tmp_path / "plain.toml"
+    plain.write_text(_toml({**NET, "workload": {"jobs": [job]}}).split("[workload]")[0])
+    proc = run_cli("run", str(plain), "--workload-out", str(tmp_path / "x"))
+    assert proc.returncode != 0 and "--workload-out" in proc.stderr
