@@ -377,3 +377,29 @@ fn ports_count_each_jobs_bytes_and_their_stalls() {
     assert!(ports.iter().all(|p| p.stall_us == 0.0));
     assert_eq!(ports.iter().filter(|p| p.class == "global" && p.bytes[0] > 0).count(), 1);
 }
+
+/// Equal simulations have equal canonical forms (the result store's key): a motif parameter
+/// written out at its default is the default; another value is another experiment. A motif's
+/// own errors come when the experiment is read.
+#[test]
+fn motif_parameters_are_canonical_and_checked_when_read() {
+    let halo = |params: Value| {
+        let mut cfg = serde_json::to_value(net()).unwrap();
+        cfg["workload"] = json!({"jobs": [{"motif": "halo3d", "ranks": 48, "params": params}]});
+        Experiment::from_json(&cfg.to_string())
+    };
+    let canon = |e: Experiment| serde_json::to_string(&e.canonical().unwrap()).unwrap();
+    let plain = canon(halo(json!({})).unwrap());
+    assert_eq!(plain, canon(halo(json!({"iterations": 30})).unwrap()));
+    assert_ne!(plain, canon(halo(json!({"iterations": 3})).unwrap()));
+    match halo(json!({"iterations": "many"})) {
+        Err(Error::Config { field, .. }) => assert_eq!(field, "workload.jobs[0].params.iterations"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let mut cfg = serde_json::to_value(net()).unwrap();
+    cfg["workload"] = json!({"jobs": [{"motif": "lqcd", "ranks": 7}]});
+    match Experiment::from_json(&cfg.to_string()) {
+        Err(Error::Config { field, .. }) => assert!(field.starts_with("workload.jobs[0]"), "{field}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

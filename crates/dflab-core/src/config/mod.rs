@@ -471,6 +471,12 @@ impl Experiment {
         c.topology.links_per_pair = Some(topo.l);
         c.routing.algorithm = canonical_algorithm(&self.routing.algorithm)?.to_string();
         c.routing.params = crate::routing::registry::effective_params(self)?;
+        if let Some(w) = &mut c.workload {
+            for (i, job) in w.jobs.iter_mut().enumerate() {
+                job.params =
+                    crate::workload::motifs::canonical_params(&job.motif, &job.params, &format!("workload.jobs[{i}]"))?;
+            }
+        }
         // A class's buffer written out as the common size is the common size.
         let n = &mut c.network;
         for class in [&mut n.host_buffer_flits, &mut n.local_buffer_flits, &mut n.global_buffer_flits] {

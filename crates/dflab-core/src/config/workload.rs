@@ -158,6 +158,11 @@ impl WorkloadConfig {
                 format!("the jobs have {ranks} ranks in all and the network {nodes} nodes; allowed: at most {nodes}"),
             ));
         }
+        for (i, job) in self.jobs.iter().enumerate() {
+            // Built once here so that a motif's own errors (its parameters, its rank count)
+            // come when the experiment is read, not when it runs.
+            crate::workload::motifs::build(&job.motif, job.ranks, &job.params, &format!("workload.jobs[{i}]"))?;
+        }
         if self.placement == Placement::File && self.placement_file.is_none() {
             return Err(Error::config(
                 "workload.placement_file",

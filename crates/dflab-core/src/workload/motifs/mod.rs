@@ -32,6 +32,7 @@ mod tests;
 
 use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -60,7 +61,7 @@ pub trait Motif: Send + Sync {
 
 /// The parameters of a motif: a typed struct (defaults = the reference run's values) whose
 /// constructor checks them against the job's rank count.
-trait MotifParams: DeserializeOwned + JsonSchema + Sized {
+trait MotifParams: DeserializeOwned + Serialize + JsonSchema + Sized {
     /// The motif for a job of `ranks` ranks; `field` is the job's config path
     /// (`workload.jobs[1]`) for error messages.
     fn build(self, ranks: u32, field: &str) -> Result<Box<dyn Motif>>;
@@ -74,10 +75,14 @@ struct Entry {
     name: &'static str,
     build: Builder,
     schema: fn() -> Schema,
+    canonical: Canonical,
 }
 
+/// How an entry writes its parameters out in full: (params, field) → params.
+type Canonical = fn(&Map<String, Value>, &str) -> Result<Map<String, Value>>;
+
 fn entry<P: MotifParams>(name: &'static str) -> Entry {
-    Entry { name, build: parse_and_build::<P>, schema: schema_of::<P> }
+    Entry { name, build: parse_and_build::<P>, schema: schema_of::<P>, canonical: canonical_of::<P> }
 }
 
 fn registry() -> [Entry; 15] {
@@ -153,9 +158,32 @@ fn schema_of<P: JsonSchema>() -> Schema {
     settings.into_generator().into_root_schema_for::<P>()
 }
 
+/// Motif `name`'s parameters with every default written out (the result store's key: equal
+/// simulations have equal forms); errors as in [`build`].
+pub fn canonical_params(name: &str, params: &Map<String, Value>, field: &str) -> Result<Map<String, Value>> {
+    let e = find(name).map_err(|e| match e {
+        Error::Config { message, .. } => Error::config(format!("{field}.motif"), message),
+        other => other,
+    })?;
+    (e.canonical)(params, field)
+}
+
+fn canonical_of<P: MotifParams>(params: &Map<String, Value>, field: &str) -> Result<Map<String, Value>> {
+    let p: P = parse::<P>(params, field)?;
+    match serde_json::to_value(p).expect("parameters serialise") {
+        Value::Object(map) => Ok(map),
+        _ => unreachable!("parameters are a table"),
+    }
+}
+
 /// Deserialise `P` from the job's `params` (unknown keys and ill-typed values are errors that
 /// name the key and list `P`'s keys), then build the motif.
 fn parse_and_build<P: MotifParams>(ranks: u32, params: &Map<String, Value>, field: &str) -> Result<Box<dyn Motif>> {
+    parse::<P>(params, field)?.build(ranks, field)
+}
+
+/// `P` from the job's `params`: unknown keys and ill-typed values are errors naming the key.
+fn parse<P: MotifParams>(params: &Map<String, Value>, field: &str) -> Result<P> {
     let keys = crate::config::routing::param_keys::<P>();
     let allowed = if keys.is_empty() { "none".to_string() } else { keys.join(", ") };
     if let Some(k) = params.keys().find(|k| !keys.contains(k)) {
@@ -167,7 +195,7 @@ fn parse_and_build<P: MotifParams>(ranks: u32, params: &Map<String, Value>, fiel
         let msg = crate::config::clean_serde_message(&e.inner().to_string());
         Error::config(at, format!("{msg} (parameters: {allowed})"))
     })?;
-    p.build(ranks, field)
+    Ok(p)
 }
 
 /// A rank-count error: `<field>.ranks` with what is allowed.
