@@ -403,3 +403,24 @@ fn motif_parameters_are_canonical_and_checked_when_read() {
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
+
+/// Millions of per-iteration rows are refused before the run, naming the key that avoids them.
+#[test]
+fn too_many_iteration_rows_are_refused_before_the_run() {
+    let mut cfg = serde_json::to_value(net()).unwrap();
+    cfg["workload"] = json!({"jobs": [{"motif": "ur", "ranks": 72}], "record_iterations": true});
+    match Experiment::from_json(&cfg.to_string()) {
+        Ok(_) => {} // 72 x 7,200 = 518,400 rows: allowed
+        Err(e) => panic!("{e}"),
+    }
+    cfg["workload"]["jobs"][0]["params"] = json!({"iterations": 20000});
+    match Experiment::from_json(&cfg.to_string()) {
+        Err(Error::Config { field, message }) => {
+            assert_eq!(field, "workload.record_iterations");
+            assert!(message.contains("1440000 rank-iterations"), "{message}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    cfg["workload"]["record_iterations"] = json!(false);
+    assert!(Experiment::from_json(&cfg.to_string()).is_ok());
+}
