@@ -22,6 +22,7 @@ from dflab.errors import UserError
 
 if TYPE_CHECKING:
     import polars as pl
+    from matplotlib.figure import Figure
 
 SERIES_SUFFIXES = (".csv", ".parquet")
 # The default format of a figure named without a suffix (matplotlib's `savefig.format`).
@@ -145,3 +146,13 @@ def write_series(frame: pl.DataFrame, path: Path, option: str = "--series-out") 
         path.write_bytes(buffer.getvalue())
     except OSError as exc:
         raise write_failed(option, path, exc) from None
+
+
+def save_figure(figure: Figure, paths: list[Path], option: str, dpi: int) -> None:
+    """Write `figure` to each of `paths` (checked before), making their directories."""
+    for path in paths:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            figure.savefig(path, dpi=dpi)
+        except OSError as exc:
+            raise write_failed(option, path, exc) from None

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 
 from dflab.caption import store_caption
 from dflab.errors import UserError
-from dflab.outputs import check_output, figure_path, figure_suffixes, write_failed
+from dflab.outputs import check_output, figure_path, figure_suffixes, save_figure
 from dflab.plot_style import Style, log_axis, routing_key, routing_styles, traffic_order
 from dflab.stats import t_quantile
 from dflab.store import Store, coordinate_axes
@@ -253,10 +253,5 @@ def plot_store(
         check_output(option, path, figure_suffixes()) for path in output_paths(root, out, pdf=pdf)
     ]
     figure = store_figure(store, p99=p99)
-    for path in paths:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            figure.savefig(path, dpi=120)
-        except OSError as exc:
-            raise write_failed(option, path, exc) from None
+    save_figure(figure, paths, option, dpi=120)
     return paths

@@ -24,7 +24,14 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from dflab.errors import UserError
-from dflab.outputs import check_output, figure_path, figure_suffixes, prepare, write_failed
+from dflab.outputs import (
+    check_output,
+    figure_path,
+    figure_suffixes,
+    prepare,
+    save_figure,
+    write_failed,
+)
 from dflab.workload import WorkloadResult, congestion_index
 
 FRAMES = ("jobs", "iterations", "throughput", "ports")
@@ -155,10 +162,5 @@ def plot_workload(
         paths.append(figure_file.with_suffix(".pdf"))
     paths = [check_output(option, path, figure_suffixes()) for path in paths]
     figure = workload_figure(directory)
-    for path in paths:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            figure.savefig(path, dpi=110)
-        except OSError as exc:
-            raise write_failed(option, path, exc) from None
+    save_figure(figure, paths, option, dpi=110)
     return paths

@@ -135,6 +135,22 @@ pub fn balanced(n: u32, d: usize) -> Vec<u32> {
     best.map(|(_, v)| v).unwrap_or_else(|| vec![n])
 }
 
+/// A 2D process grid of `ranks` ranks: the given `pex × pey`, or with both 0 the most square
+/// one; a product other than `ranks` is an error on `<field>.params.pex`.
+pub fn grid_2d(pex: u32, pey: u32, ranks: u32, field: &str) -> crate::error::Result<(u32, u32)> {
+    match (pex, pey) {
+        (0, 0) => Ok(near_square(ranks)),
+        (x, y) if x as u64 * y as u64 == ranks as u64 => Ok((x, y)),
+        (x, y) => Err(super::param_error(
+            field,
+            "pex",
+            format!(
+                "pex × pey = {x} × {y} is not the job's {ranks} ranks; allowed: a factorisation of {ranks}, or both 0"
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,8 @@ use crate::error::Result;
 use crate::units::{Time, PS_PER_NS};
 use crate::workload::mpi::op::Op;
 
-use super::grid::{near_square, Grid};
-use super::{duration_ps, param_error, Motif, MotifParams};
+use super::grid::{grid_2d, Grid};
+use super::{duration_ps, Motif, MotifParams};
 
 /// Parameters of `halo2d`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -42,17 +42,7 @@ impl Default for Halo2dParams {
 impl MotifParams for Halo2dParams {
     fn build(self, ranks: u32, field: &str) -> Result<Box<dyn Motif>> {
         let compute = duration_ps(self.compute_ns, PS_PER_NS, field, "compute_ns")?;
-        let (x, y) = match (self.pex, self.pey) {
-            (0, 0) => near_square(ranks),
-            (x, y) if x as u64 * y as u64 == ranks as u64 => (x, y),
-            (x, y) => {
-                return Err(param_error(
-                    field,
-                    "pex",
-                    format!("pex × pey = {x} × {y} is not the job's {ranks} ranks; allowed: a factorisation of {ranks}, or both 0"),
-                ))
-            }
-        };
+        let (x, y) = grid_2d(self.pex, self.pey, ranks, field)?;
         Ok(Box::new(Halo2d { grid: Grid::new(vec![x, y]), compute, p: self }))
     }
 }

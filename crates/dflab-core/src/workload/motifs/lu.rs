@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::units::{Time, PS_PER_NS};
 use crate::workload::mpi::op::Op;
 
-use super::grid::near_square;
+use super::grid::grid_2d;
 use super::{duration_ps, param_error, Motif, MotifParams};
 
 /// Parameters of `lu` (Ember `NASLU`).
@@ -58,17 +58,7 @@ impl MotifParams for LuParams {
         if self.nzblock == 0 || !self.nz.is_multiple_of(self.nzblock) {
             return Err(param_error(field, "nzblock", format!("{} must divide nz = {}", self.nzblock, self.nz)));
         }
-        let (pex, pey) = match (self.pex, self.pey) {
-            (0, 0) => near_square(ranks),
-            (x, y) if x as u64 * y as u64 == ranks as u64 => (x, y),
-            (x, y) => {
-                return Err(param_error(
-                    field,
-                    "pex",
-                    format!("pex × pey = {x} × {y} is not the job's {ranks} ranks; allowed: a factorisation of {ranks}, or both 0"),
-                ))
-            }
-        };
+        let (pex, pey) = grid_2d(self.pex, self.pey, ranks, field)?;
         Ok(Box::new(Lu { p: self, pex, pey, compute }))
     }
 }
