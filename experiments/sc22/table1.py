@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import os
 import sys
 import tempfile
@@ -77,6 +78,8 @@ COLUMNS = (
     "wait2start_ms",
     "injection_rate_after_start_gbs",
     "wall_s",
+    "engine_semantics",
+    "engine_sha256",
     "paper_total_msg_mb",
     "paper_exec_ms",
     "paper_injection_rate_gbs",
@@ -87,6 +90,18 @@ COLUMNS = (
     "rel_injection_rate",
     "rel_peak_ingress",
 )
+
+
+def engine_identity() -> tuple[str, str]:
+    """The loaded engine's semantics version and the first 12 hex digits of its library's
+    SHA-256 (read at start: a rebuild during a sweep does not change the loaded engine)."""
+    from dflab import _core
+
+    digest = hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:12]
+    return str(_core.engine_semantics()), digest
+
+
+ENGINE = engine_identity()
 
 
 class TooSlow(Exception):
@@ -154,6 +169,8 @@ def run_app(app: str, routing: str, max_wall_s: float, sets: dict[str, Any]) -> 
         "wait2start_ms": wait2start_ms,
         "injection_rate_after_start_gbs": mb / (exec_ms - wait2start_ms),
         "wall_s": result.execution.wall_s,
+        "engine_semantics": ENGINE[0],
+        "engine_sha256": ENGINE[1],
         "paper_total_msg_mb": paper_mb,
         "paper_exec_ms": paper_ms,
         "paper_injection_rate_gbs": paper_gbs,
