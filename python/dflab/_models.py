@@ -161,6 +161,7 @@ class Job(Section):
 class Mpi(Section):
     """The MPI and NIC model: protocol sizes and the fixed delays of a message's path."""
 
+    eager_copy_ps_per_byte: Number = Field(0.0, ge=0.0, le=1000000.0, description="Host time to copy an eager send's payload before the NIC sees it, ps per byte (the SC'22 toolkit's Firefly charges 344, `txMemcpyMod`; 0 leaves it out).")
     eager_limit_bytes: int = Field(12000, ge=0, le=1000000000000.0, description='Messages of at most this payload go eagerly (data with the match header); larger ones by rendezvous (request to send, clear to send, then the data). Hermes `shortMsgLength`.')
     header_bytes: int = Field(40, ge=1, le=65536, description="The match header an eager message carries and the size of each rendezvous control message (fitted to the SC'22 Table I totals: about 40 B per eager and 80 B per rendezvous message beyond the payload).")
     match_ns: Number = Field(15.0, ge=0.0, le=1000000.0, description='Host time to match a message with a receive (Hermes matchDelay), ns.')
@@ -168,6 +169,9 @@ class Mpi(Section):
     nic_rx_match_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='NIC time to match an arrived message (NIC rxMatchDelay), ns.')
     nic_tx_ns: Number = Field(5.0, ge=0.0, le=1000000.0, description="NIC time from a send's start to its first packet (NIC txDelay), ns.")
     nic_window_packets: int = Field(2, ge=1, le=1024, description='Packets a NIC keeps in its source queue at once; the rest of its messages wait in the NIC and are packetised as the queue drains (messages leave in the order they were started).')
+    rendezvous_ack: bool = Field(False, description="A rendezvous send completes when the receiver's acknowledgement (a `header_bytes` message sent when the data is in) arrives, as Firefly's does; false: when its last data packet is in the source queue.")
+    rendezvous_pin_ns: Number = Field(0.0, ge=0.0, le=1000000.0, description="Host time to pin a rendezvous send's buffer before its request to send, ns (the toolkit: 300), plus `rendezvous_pin_ns_per_page` per 4 KiB page (the toolkit: 10).")
+    rendezvous_pin_ns_per_page: Number = Field(0.0, ge=0.0, le=1000000.0, description='')
     rx_setup_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='Host time to post a receive (Hermes rx setup), ns.')
     tx_setup_ns: Number = Field(13.0, ge=0.0, le=1000000.0, description='Host time to start a send (Hermes tx setup), ns.')
 

@@ -424,3 +424,44 @@ fn too_many_iteration_rows_are_refused_before_the_run() {
     cfg["workload"]["record_iterations"] = json!(false);
     assert!(Experiment::from_json(&cfg.to_string()).is_ok());
 }
+
+/// The SC'22 toolkit's host costs, when asked for: the eager copy delays the packets by its
+/// bytes; pinning delays the request to send; an acknowledged rendezvous send completes one
+/// network crossing after the data is in.
+#[test]
+fn toolkit_host_costs_shift_the_schedule_by_their_own_amounts() {
+    let pair = |bytes: u64| {
+        pair_job(json!([
+            { "rank": 0, "op": "send", "peer": 71, "bytes": bytes },
+            { "rank": 71, "op": "recv", "peer": 0 },
+        ]))
+    };
+    // Eager: 512 B at 344 ps per byte, before the same two packets.
+    let mut e = with_jobs(net(), vec![pair(512)]);
+    e.workload.as_mut().unwrap().mpi.eager_copy_ps_per_byte = 344.0;
+    let plain = e_without_workload(&e);
+    let copy: Time = 512 * 344;
+    let lat = timed(&plain, &[(SEND_START + copy, 0, 71), (SEND_START + copy, 0, 71)]);
+    assert_eq!(stop(&report(&e), 71), SEND_START + copy + lat[0].max(lat[1]) + ARRIVE + MATCH);
+
+    // Rendezvous of 40 packets (20,480 B = 5 pages): pinned, then acknowledged.
+    let mut e = with_jobs(net(), vec![pair(40 * 512)]);
+    {
+        let m = &mut e.workload.as_mut().unwrap().mpi;
+        (m.rendezvous_pin_ns, m.rendezvous_pin_ns_per_page, m.rendezvous_ack) = (300.0, 10.0, true);
+    }
+    let rep = report(&e);
+    let pin: Time = 350 * NS;
+    let rts = SEND_START + pin + timed(&plain, &[(SEND_START + pin, 0, 71)])[0];
+    let cts_start = rts + ARRIVE + MATCH + SEND_START;
+    let cts = cts_start + timed(&plain, &[(cts_start, 71, 0)])[0];
+    let data_start = cts + ARRIVE + 5 * NS;
+    let sends: Vec<_> = (0..40).map(|_| (data_start, 0, 71)).collect();
+    let data = data_start + timed(&plain, &sends).into_iter().max().unwrap();
+    assert_eq!(stop(&rep, 71), data + ARRIVE);
+    let ack_start = data + ARRIVE + SEND_START;
+    let ack = ack_start + timed(&plain, &[(ack_start, 71, 0)])[0];
+    assert_eq!(stop(&rep, 0), ack + ARRIVE);
+    // The acknowledgement is a third control message on the wire.
+    assert_eq!((rep.jobs[0].wire_bytes, rep.jobs[0].packets), (40 * 512 + 3 * 512, 43));
+}

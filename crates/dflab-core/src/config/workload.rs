@@ -91,6 +91,20 @@ pub struct MpiConfig {
     /// started).
     #[schemars(range(min = 1, max = 1024))]
     pub nic_window_packets: u32,
+    /// Host time to copy an eager send's payload before the NIC sees it, ps per byte (the
+    /// SC'22 toolkit's Firefly charges 344, `txMemcpyMod`; 0 leaves it out).
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub eager_copy_ps_per_byte: f64,
+    /// Host time to pin a rendezvous send's buffer before its request to send, ns (the
+    /// toolkit: 300), plus `rendezvous_pin_ns_per_page` per 4 KiB page (the toolkit: 10).
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub rendezvous_pin_ns: f64,
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub rendezvous_pin_ns_per_page: f64,
+    /// A rendezvous send completes when the receiver's acknowledgement (a `header_bytes`
+    /// message sent when the data is in) arrives, as Firefly's does; false: when its last
+    /// data packet is in the source queue.
+    pub rendezvous_ack: bool,
 }
 
 impl Default for MpiConfig {
@@ -105,6 +119,10 @@ impl Default for MpiConfig {
             nic2host_ns: 5.0,
             match_ns: 15.0,
             nic_window_packets: 2,
+            eager_copy_ps_per_byte: 0.0,
+            rendezvous_pin_ns: 0.0,
+            rendezvous_pin_ns_per_page: 0.0,
+            rendezvous_ack: false,
         }
     }
 }

@@ -20,6 +20,11 @@
 //! * **A message to oneself** is a local copy: it completes after the send's setup delays
 //!   without touching the network.
 //!
+//! * **Host costs of the SC'22 toolkit** (options, off by default: docs/workloads.md): the
+//!   eager payload's copy (`eager_copy_ps_per_byte`), the pinning of a rendezvous buffer
+//!   (`rendezvous_pin_ns`, `rendezvous_pin_ns_per_page`), and rendezvous sends that complete on
+//!   the receiver's acknowledgement (`rendezvous_ack`).
+//!
 //! ⚠ Deviations from SST (options where they matter, see docs/workloads.md): Firefly's
 //! rendezvous is a receiver-driven RDMA get, modelled here as clear-to-send then data (the
 //! same messages and directions); the NIC's several send streams are one FIFO; message
@@ -50,10 +55,12 @@ use rank::Rank;
 enum Phase {
     /// Payload and header in one message.
     Eager,
-    /// Rendezvous: the request to send, the answer, the payload.
+    /// Rendezvous: the request to send, the answer, the payload, and (with
+    /// `rendezvous_ack`) the receiver's acknowledgement.
     Rts,
     Cts,
     Data,
+    Ack,
 }
 
 /// An MPI message (all of its phases).
@@ -85,6 +92,12 @@ struct Protocol {
     window: u32,
     packet_bytes: u64,
     flit_bytes: u64,
+    /// Eager copy, ps per byte; rendezvous pinning, ps and ps per 4 KiB page; acknowledged
+    /// rendezvous sends.
+    copy_per_byte: f64,
+    pin: Time,
+    pin_per_page: Time,
+    ack: bool,
 }
 
 /// A job: its motif, its ranks' global indices, its record.
@@ -166,6 +179,10 @@ fn protocol(w: &WorkloadConfig, flit_bytes: u64, packet_flits: u64) -> Protocol 
         window: m.nic_window_packets,
         packet_bytes: flit_bytes * packet_flits,
         flit_bytes,
+        copy_per_byte: m.eager_copy_ps_per_byte,
+        pin: ns_to_ps(m.rendezvous_pin_ns),
+        pin_per_page: ns_to_ps(m.rendezvous_pin_ns_per_page),
+        ack: m.rendezvous_ack,
     }
 }
 

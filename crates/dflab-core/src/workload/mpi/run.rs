@@ -251,7 +251,10 @@ impl Mpi {
     fn post_send(&mut self, cx: &mut WorkloadCtx, g: u32, dst: u32, bytes: u64, tag: u32, blocking: bool) {
         let p = &self.p;
         let eager = bytes <= p.eager_limit;
-        let wire = wire_bytes(bytes, p.header, p.eager_limit);
+        let mut wire = wire_bytes(bytes, p.header, p.eager_limit);
+        if !eager && p.ack {
+            wire += p.header;
+        }
         let s = &mut self.stats[self.ranks[g as usize].job as usize];
         (s.messages, s.payload_bytes, s.wire_bytes) = (s.messages + 1, s.payload_bytes + bytes, s.wire_bytes + wire);
         self.ranks[g as usize].burst += bytes;
@@ -267,7 +270,13 @@ impl Mpi {
             send_blocking: blocking,
             recv_blocking: false,
         });
-        cx.wake_at(cx.now() + self.p.tx + self.p.nic_tx, NIC_READY, m, 0);
+        // The host's own costs before the NIC sees the message: the eager copy, or pinning.
+        let host = if eager {
+            (bytes as f64 * self.p.copy_per_byte).round() as Time
+        } else {
+            self.p.pin + bytes.div_ceil(4096) * self.p.pin_per_page
+        };
+        cx.wake_at(cx.now() + host + self.p.tx + self.p.nic_tx, NIC_READY, m, 0);
     }
 
     /// Rank `g` posts a receive from global rank `from`.
@@ -302,7 +311,7 @@ impl Mpi {
     fn ends(&self, m: u32) -> (u32, u32) {
         let msg = &self.msgs[m as usize];
         match msg.phase {
-            Phase::Cts => (msg.dst, msg.src),
+            Phase::Cts | Phase::Ack => (msg.dst, msg.src),
             _ => (msg.src, msg.dst),
         }
     }
@@ -316,7 +325,7 @@ impl Mpi {
         }
         let wire = match msg.phase {
             Phase::Eager => msg.payload + self.p.header,
-            Phase::Rts | Phase::Cts => self.p.header,
+            Phase::Rts | Phase::Cts | Phase::Ack => self.p.header,
             Phase::Data => msg.payload,
         };
         let packets = wire.div_ceil(self.p.packet_bytes).max(1) as u32;
@@ -351,7 +360,7 @@ impl Mpi {
             if msg.wire_left == 0 {
                 self.nic[q].pop_front();
                 let msg = &self.msgs[m as usize];
-                if matches!(msg.phase, Phase::Eager | Phase::Data) {
+                if msg.phase == Phase::Eager || (msg.phase == Phase::Data && !self.p.ack) {
                     let (src, blocking) = (msg.src, msg.send_blocking);
                     self.complete(cx, src, blocking);
                 }
@@ -388,8 +397,19 @@ impl Mpi {
             }
             Phase::Data => {
                 let blocking = msg.recv_blocking;
-                self.free_msgs.push(m);
+                if self.p.ack {
+                    // The receiver acknowledges; the sender completes when that arrives.
+                    self.msgs[m as usize].phase = Phase::Ack;
+                    cx.wake_at(now + self.p.tx + self.p.nic_tx, NIC_READY, m, 0);
+                } else {
+                    self.free_msgs.push(m);
+                }
                 self.complete(cx, dst, blocking);
+            }
+            Phase::Ack => {
+                let blocking = msg.send_blocking;
+                self.free_msgs.push(m);
+                self.complete(cx, src, blocking);
             }
         }
     }
