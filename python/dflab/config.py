@@ -144,6 +144,14 @@ class Experiment(ExperimentModel):
         data["traffic"]["phases"] = [
             {k: v for k, v in phase.items() if v is not None} for phase in data["traffic"]["phases"]
         ]
+        # No [workload]: the engine's form has no key (and the same for unset optional keys).
+        workload = data.pop("workload", None)
+        if workload is not None:
+            workload = {k: v for k, v in workload.items() if v is not None}
+            workload["jobs"] = [
+                {k: v for k, v in job.items() if v is not None} for job in workload["jobs"]
+            ]
+            data["workload"] = workload
         return data
 
     def to_engine_json(self) -> str:

@@ -228,7 +228,7 @@ def _flat(data: dict, prefix: str = "") -> dict[str, object]:
     return flat
 
 
-@pytest.mark.parametrize("name", [None, "qadaptive-1056", "qadaptive-2550"])
+@pytest.mark.parametrize("name", [None, "qadaptive-1056", "qadaptive-2550", "sc22-1056"])
 def test_engine_accepts_python_config_unchanged(name: str | None) -> None:
     experiment = validate(Experiment, {"preset": name} if name else {})
     ours = _flat(experiment.engine_dict())
