@@ -222,7 +222,7 @@ def run(
     from dflab import engine
     from dflab.api import Result
     from dflab.progress import Terminated, Tracker, on_sigterm, simulate_with_progress
-    from dflab.report import summary_table, to_json
+    from dflab.report import run_json, run_tables
 
     err = _err()
     tracker = Tracker()
@@ -256,26 +256,10 @@ def run(
     for warning in result.diagnostics.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if json_out:
-        diagnosis = {"steady_state": result.diagnostics.steady_state}
-        jobs = {"jobs": result.workload.jobs.to_dicts()} if result.workload is not None else {}
-        print(
-            to_json(
-                {
-                    **result.summary.to_dict(),
-                    **diagnosis,
-                    "execution": result.execution.to_dict(),
-                    **jobs,
-                }
-            )
-        )
+        print(run_json(result))
     else:
-        title = f"{exp.name + ': ' if exp.name else ''}{exp.label()}"
-        shown = {**result.summary.to_dict(), **result.execution.to_dict()}
-        _out().print(summary_table(shown, title))
-        if result.workload is not None:
-            from dflab.report import jobs_table
-
-            _out().print(jobs_table(result.workload.jobs.to_dicts()))
+        for table in run_tables(result, f"{exp.name + ': ' if exp.name else ''}{exp.label()}"):
+            _out().print(table)
 
 
 def _sweep_list(option: str, text: str) -> list[str]:

@@ -205,3 +205,25 @@ JOB_COLUMNS = {
 def jobs_table(jobs: Sequence[Mapping[str, Any]]) -> Table:
     """One row per job of a workload run."""
     return rows_table(jobs, list(JOB_COLUMNS), "jobs", labels=JOB_COLUMNS)
+
+
+def run_json(result: Any) -> str:
+    """`dflab run --json`: the summary, whether it reached a steady state, how the run went,
+    and a workload run's job rows, as one JSON object."""
+    jobs = {"jobs": result.workload.jobs.to_dicts()} if result.workload is not None else {}
+    return to_json(
+        {
+            **result.summary.to_dict(),
+            "steady_state": result.diagnostics.steady_state,
+            "execution": result.execution.to_dict(),
+            **jobs,
+        }
+    )
+
+
+def run_tables(result: Any, title: str) -> list[Table]:
+    """`dflab run`'s tables: the summary with the run's execution, then a workload's jobs."""
+    tables = [summary_table({**result.summary.to_dict(), **result.execution.to_dict()}, title)]
+    if result.workload is not None:
+        tables.append(jobs_table(result.workload.jobs.to_dicts()))
+    return tables
