@@ -99,13 +99,7 @@ fn a_rendezvous_is_request_clear_to_send_then_data() {
         ]))],
     );
     let rep = report(&e);
-    let plain = e_without_workload(&e);
-    let rts = SEND_START + timed(&plain, &[(SEND_START, 0, 71)])[0];
-    let cts_start = rts + ARRIVE + MATCH + SEND_START;
-    let cts = cts_start + timed(&plain, &[(cts_start, 71, 0)])[0];
-    let data_start = cts + ARRIVE + 5 * NS;
-    let sends: Vec<_> = (0..40).map(|_| (data_start, 0, 71)).collect();
-    let data = data_start + timed(&plain, &sends).into_iter().max().unwrap();
+    let data = rendezvous_data_in(&e_without_workload(&e), SEND_START);
     assert_eq!(stop(&rep, 71), data + ARRIVE);
     let j = &rep.jobs[0];
     assert_eq!((j.messages, j.wire_bytes, j.packets), (1, bytes as u64 + 2 * 512, 42));
@@ -254,6 +248,19 @@ fn bad_workloads_get_field_named_errors() {
             other => panic!("{w}: expected an error on {field}, got {other:?}"),
         }
     }
+}
+
+/// When the last of the 40 data packets of a rendezvous from node 0 to node 71 is delivered,
+/// its request to send leaving node 0 at `rts_start`: the request, the receiver's match and
+/// send setup, the clear to send, the NIC's turnaround, then the data, each crossing timed on
+/// the idle network `plain`.
+fn rendezvous_data_in(plain: &Experiment, rts_start: Time) -> Time {
+    let rts = rts_start + timed(plain, &[(rts_start, 0, 71)])[0];
+    let cts_start = rts + ARRIVE + MATCH + SEND_START;
+    let cts = cts_start + timed(plain, &[(cts_start, 71, 0)])[0];
+    let data_start = cts + ARRIVE + 5 * NS;
+    let sends: Vec<_> = (0..40).map(|_| (data_start, 0, 71)).collect();
+    data_start + timed(plain, &sends).into_iter().max().unwrap()
 }
 
 /// The same network without the workload (for `timed`).
@@ -452,12 +459,7 @@ fn toolkit_host_costs_shift_the_schedule_by_their_own_amounts() {
     }
     let rep = report(&e);
     let pin: Time = 350 * NS;
-    let rts = SEND_START + pin + timed(&plain, &[(SEND_START + pin, 0, 71)])[0];
-    let cts_start = rts + ARRIVE + MATCH + SEND_START;
-    let cts = cts_start + timed(&plain, &[(cts_start, 71, 0)])[0];
-    let data_start = cts + ARRIVE + 5 * NS;
-    let sends: Vec<_> = (0..40).map(|_| (data_start, 0, 71)).collect();
-    let data = data_start + timed(&plain, &sends).into_iter().max().unwrap();
+    let data = rendezvous_data_in(&plain, SEND_START + pin);
     assert_eq!(stop(&rep, 71), data + ARRIVE);
     let ack_start = data + ARRIVE + SEND_START;
     let ack = ack_start + timed(&plain, &[(ack_start, 71, 0)])[0];
