@@ -16,7 +16,7 @@
 
 use super::sim::Simulation;
 use crate::error::{Error, Result};
-use crate::network::fabric::{request_full_seen, request_in_port, request_in_vc, request_port, request_vc};
+use crate::network::fabric::{freed_bit, request_full_seen, request_in_port, request_in_vc, request_port, request_vc};
 use crate::routing::Routing;
 use crate::topology::{LinkClass, NONE};
 use crate::units::{ps_to_us, Time};
@@ -98,7 +98,10 @@ impl<R: Routing> Simulation<R> {
             }
             let oi = (r * radix + out_port as usize) * vcs + out_vc as usize;
             // (SST timing: space freed since the router's last pass is seen at its next tick.)
-            if request_full_seen(e) && !f.arb_freed[r] && f.credits.out_flits(oi) + p.flits as u32 <= t.out_cap {
+            if request_full_seen(e)
+                && f.arb_freed[r] & freed_bit(out_port) == 0
+                && f.credits.out_flits(oi) + p.flits as u32 <= t.out_cap
+            {
                 return self.fail(format!(
                     "router {r}: the request of input {in_port} VC {vc} is marked as facing a full output buffer, \
                      but output {out_port} VC {out_vc} has room ({}/{} flits)",

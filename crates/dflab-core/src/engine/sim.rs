@@ -508,7 +508,7 @@ impl<R: Routing> Simulation<R> {
             self.fab.arb_wake_at[r] = Time::MAX;
         }
         // Link-busy timing runs a pass at once where space frees (`try_send`).
-        let freed = self.core.t.sst && std::mem::take(&mut self.fab.arb_freed[r]);
+        let freed = if self.core.t.sst { std::mem::take(&mut self.fab.arb_freed[r]) } else { 0 };
         if self.fab.wait_len[r] > 0 {
             return self.on_arbitrate(router, freed);
         }

@@ -4,8 +4,8 @@
 //! back upstream. `docs/dev/engine.md` explains the fast paths (silent grants, `FULL_SEEN`,
 //! the idle-router path) and the invariants they keep.
 
+use super::fabric::{freed_bit, FULL_SEEN, VC_BITS, VC_MASK};
 use super::fabric::{request, request_full_seen, request_in_port, request_in_vc, request_port, request_vc, InPort};
-use super::fabric::{FULL_SEEN, VC_BITS, VC_MASK};
 use super::{Admit, PacketId};
 use crate::engine::event::Event;
 use crate::engine::sim::{ctx, Fallible, Simulation};
@@ -51,19 +51,23 @@ impl<R: Routing> Simulation<R> {
     /// input and output crossbar ports for the packet's transfer time. Never inlined: a copy
     /// in the event loop (where XbarDone calls it) costs the loop registers.
     ///
-    /// `freed`: the pass follows output-buffer space freeing (`try_send`). Only such a pass can
-    /// find room in a buffer that an earlier attempt found full: buffer space frees nowhere
-    /// else, and where it frees from full, this pass runs at once. Other passes therefore take
-    /// a request marked `FULL_SEEN` as still full without reading its queue, packet and credit
-    /// state; they still check its crossbar ports first, as the full attempt would, so that a
-    /// busy port gives the same wake-up. Under saturation most attempts meet a full buffer, so
-    /// this is most of the arbiter's work.
+    /// `freed`: the outputs whose buffer space freed just before this pass (a [`freed_bit`]
+    /// mask: the port of `try_send`, or under SST timing every port that sent since the last
+    /// tick). Only for those outputs can a pass find room in a buffer that an earlier attempt
+    /// found full: buffer space frees nowhere else, and where it frees from full, a pass with
+    /// its bit runs at once (at the next tick under SST timing). A request marked `FULL_SEEN`
+    /// for any other output is therefore taken as still full without reading its queue, packet
+    /// and credit state; its crossbar ports are still checked first, as the full attempt would,
+    /// so that a busy port gives the same wake-up. Under saturation most attempts meet a full
+    /// buffer, and most passes follow a send at one port of the router, so this is most of the
+    /// arbiter's work.
     #[inline(never)]
-    pub(crate) fn on_arbitrate(&mut self, router: u32, freed: bool) -> Fallible {
+    pub(crate) fn on_arbitrate(&mut self, router: u32, freed: u64) -> Fallible {
         let r = router as usize;
         let base = r * self.fab.wait_cap;
         // The earliest time a refused request's busy crossbar port frees.
         let mut busy_until = Time::MAX;
+        // Whether a silent grant leaves a request that needs the next pass.
         let granted_silent = match self.fab.wait_len[r] {
             0 => return Ok(()),
             1 => {
@@ -81,7 +85,8 @@ impl<R: Routing> Simulation<R> {
                         false
                     }
                     Grant::Queued => false,
-                    Grant::QueuedSilent | Grant::Through => true,
+                    // (A head routed by the grant is the only entry now.)
+                    Grant::QueuedSilent | Grant::Through => self.fab.wait_len[r] > 0,
                 }
             }
             n => {
@@ -108,6 +113,7 @@ impl<R: Routing> Simulation<R> {
                         }
                     }
                 }
+                let routed = self.fab.wait_len[r] as usize > n;
                 // (A loop, not `copy_within`: this is zero or one entry in most passes.)
                 for j in n..self.fab.wait_len[r] as usize {
                     self.fab.waiting[base + kept] = self.fab.waiting[base + j];
@@ -118,14 +124,17 @@ impl<R: Routing> Simulation<R> {
                 // appended during the pass follow them in the order of the grants that routed
                 // them, whose LRU stamps are newer than any older entry's.
                 self.fab.wait_sorted[r] = kept as u32;
-                silent
+                // (Re-routed heads are offered again at the next pass too.)
+                silent && (routed || kept > 0 && (R::HOOKS.has(Hooks::REROUTE) || !self.core.t.sst))
             }
         };
         // Silent grants schedule no XbarDone, so wake the arbiter when their crossbar ports
-        // free if anything is still waiting (heads routed during the pass wait for their input
-        // port); and a request refused because a crossbar port is busy must be offered again
-        // when that port frees, which no other event may signal.
-        if granted_silent && self.fab.wait_len[r] > 0 {
+        // free if a head routed during the pass waits for its input port; and a request
+        // refused because a crossbar port is busy must be offered again when that port frees,
+        // which no other event may signal. Under SST timing the other refused requests need no
+        // wake-up (a full buffer's port files a pass when it sends); link-busy timing wakes for
+        // any request left, whose pass's place among simultaneous events decides ties.
+        if granted_silent {
             // (SST timing: the next tick.)
             let next = self.core.now + if self.core.t.sst { self.core.t.tick } else { self.core.t.xfer };
             busy_until = busy_until.min(next);
@@ -137,13 +146,15 @@ impl<R: Routing> Simulation<R> {
     }
 
     /// The waiting entry `e` after a pass refused it with `refused`: marked `FULL_SEEN` if its
-    /// buffer was found full; a pass that could not see (a busy crossbar port answered first)
-    /// keeps the mark, unless buffer space has freed (`freed`), which makes it unknown. A head
-    /// of an injection input whose routing re-routes refused packets ([`Hooks::REROUTE`]) may
-    /// get a new output first (and no mark: that output was not tried), unless its input port
-    /// is still busy (then it waits for the port's wake-up).
+    /// buffer was found full. Otherwise, under SST timing, unmarked (a full buffer answers
+    /// before the crossbar ports there, so any other refusal saw room); under link-busy timing a
+    /// pass that could not see (a busy crossbar port answered first) keeps the mark, unless its
+    /// output's buffer space has freed (`freed`), which makes it unknown. A head of an injection input whose routing re-routes
+    /// refused packets ([`Hooks::REROUTE`]) may get a new output first (and no mark: that
+    /// output was not tried), unless its input port is still busy (then it waits for the
+    /// port's wake-up).
     #[inline(always)]
-    fn refused_entry(&mut self, router: u32, e: u64, refused: &Grant, freed: bool) -> Fallible<u64> {
+    fn refused_entry(&mut self, router: u32, e: u64, refused: &Grant, freed: u64) -> Fallible<u64> {
         // Not while the input's crossbar port still moves the previous packet: the head is not
         // blocked by its output then (in a flit-level switch its turn has not come yet).
         if R::HOOKS.has(Hooks::REROUTE)
@@ -157,7 +168,8 @@ impl<R: Routing> Simulation<R> {
         }
         Ok(match refused {
             Grant::Full => e | FULL_SEEN,
-            _ if freed => e & !FULL_SEEN,
+            // (SST: a full buffer answers first, so any other refusal saw room.)
+            _ if self.core.t.sst || freed & freed_bit(request_port(e)) != 0 => e & !FULL_SEEN,
             _ => e,
         })
     }
@@ -221,11 +233,11 @@ impl<R: Routing> Simulation<R> {
     /// Grant the request of waiting entry `e` (see [`request`]) if its crossbar ports are
     /// free and its output VC has room; route the next head of that input VC if there is one.
     /// A request marked `FULL_SEEN` is taken as still full unless the pass follows freed buffer
-    /// space (`freed`, see [`Simulation::on_arbitrate`]).
+    /// space at its output (`freed`, see [`Simulation::on_arbitrate`]).
     #[inline(always)]
-    fn try_grant(&mut self, router: u32, e: u64, freed: bool) -> Fallible<Grant> {
+    fn try_grant(&mut self, router: u32, e: u64, freed: u64) -> Fallible<Grant> {
         let ip = self.fab.pidx(router, request_in_port(e));
-        if request_full_seen(e) && !freed {
+        if request_full_seen(e) && freed & freed_bit(request_port(e)) == 0 {
             return self.still_full(router, e, ip);
         }
         let qi = ip * self.fab.vcs + request_in_vc(e);
@@ -237,12 +249,22 @@ impl<R: Routing> Simulation<R> {
         self.grant(router, e, ip, inp, id, true)
     }
 
-    /// The refusal [`Simulation::grant`] gives request `e`, whose output buffer is still full
-    /// (see `FULL_SEEN`): the same crossbar checks, in the same order, before the full buffer.
-    /// Only the input port's crossbar fields are read (not the whole [`InPort`], whose other
-    /// fields the grant needs): under saturation most attempts end here.
+    /// The refusal of request `e`, whose output buffer is still full (see `FULL_SEEN`), without
+    /// reading the input queue, the packet or the credit state: under saturation most attempts
+    /// end here. SST timing: `Full`, as its grant answers first (see [`Simulation::full`]).
+    /// Link-busy timing: the same crossbar checks as [`Simulation::grant`], in the same order,
+    /// before the full buffer, so that a busy port asks for the same wake-up.
     #[inline(always)]
     fn still_full(&self, router: u32, e: u64, ip: usize) -> Fallible<Grant> {
+        debug_assert!({
+            let (op, out_vc) = (self.fab.pidx(router, request_port(e)), request_vc(e) as usize);
+            let qi = ip * self.fab.vcs + request_in_vc(e);
+            let flits = self.fab.inq.front(qi).map_or(0, |id| self.core.pkts.get(id).flits as u32);
+            self.fab.credits.out_flits(op * self.fab.vcs + out_vc) + flits > self.core.t.out_cap
+        });
+        if self.core.t.sst {
+            return Ok(Grant::Full);
+        }
         let now = self.core.now;
         let inp = &self.fab.ports[ip];
         if inp.xin_busy > now {
@@ -252,13 +274,20 @@ impl<R: Routing> Simulation<R> {
         if out.xout_busy > now {
             return Ok(if out.xout_silent { Grant::Busy(out.xout_busy) } else { Grant::No });
         }
-        debug_assert!({
-            let (op, out_vc) = (self.fab.pidx(router, request_port(e)), request_vc(e) as usize);
-            let qi = ip * self.fab.vcs + request_in_vc(e);
-            let flits = self.fab.inq.front(qi).map_or(0, |id| self.core.pkts.get(id).flits as u32);
-            self.fab.credits.out_flits(op * self.fab.vcs + out_vc) + flits > self.core.t.out_cap
-        });
         Ok(Grant::Full)
+    }
+
+    /// Whether output VC `oi` has no room for `flits` more flits in its buffer. The SST grant
+    /// asks this first, before its crossbar ports: a full buffer stays full until its port
+    /// sends, and that send files a pass with the port's `freed` bit at the next tick, so a
+    /// refusal for a busy crossbar port would only ask for a wake-up that finds the buffer
+    /// still full. Answered first, `Full` marks the request, which later passes skip without
+    /// reading anything until its output frees; the grants are the same. (The link-busy grant
+    /// keeps the crossbar ports first: there a wake-up's pass is an event of its own, whose
+    /// place among simultaneous events decides ties, so its wake-ups stay as they were.)
+    #[inline(always)]
+    pub(crate) fn full(&self, oi: usize, flits: u32) -> bool {
+        self.fab.credits.out_flits(oi) + flits > self.core.t.out_cap
     }
 
     /// The grant of [`Simulation::try_grant`] for head packet `id` at input port index `ip`
@@ -281,18 +310,18 @@ impl<R: Routing> Simulation<R> {
         let now = self.core.now;
         let (in_port, vc) = (request_in_port(e), request_in_vc(e));
         debug_assert_eq!(ip, self.fab.pidx(router, in_port));
-        if inp.xin_busy > now {
-            return Ok(self.busy(inp.xin_busy, inp.xin_silent));
-        }
-        // What the credit return needs from the input port's line (fixed fields).
-        let (in_class, in_peer, in_peer_queues) = (inp.class as usize & 3, inp.peer, inp.peer_queues);
-        let qi = ip * self.fab.vcs + vc;
         // The output the packet was routed to, carried by the request.
         let (out_port, out_vc) = (request_port(e), request_vc(e) as usize);
         debug_assert_eq!((out_port, out_vc), (self.core.pkts.get(id).out_port, self.core.pkts.get(id).out_vc as usize));
         let flits = self.core.flits_of(id);
         let op = self.fab.pidx(router, out_port);
         let oi = op * self.fab.vcs + out_vc;
+        if inp.xin_busy > now {
+            return Ok(self.busy(inp.xin_busy, inp.xin_silent));
+        }
+        // What the credit return needs from the input port's line (fixed fields).
+        let (in_class, in_peer, in_peer_queues) = (inp.class as usize & 3, inp.peer, inp.peer_queues);
+        let qi = ip * self.fab.vcs + vc;
         // One mutable borrow of the output port's line for the whole grant: what happens
         // between its reads and its writes touches other fields of `self` only.
         let out = &mut self.fab.ports[op];

@@ -48,6 +48,14 @@ pub fn request_in_vc(e: u64) -> usize {
     (e as u32 & VC_MASK) as usize
 }
 
+/// The bit of output `port` in a router's mask of outputs whose buffer space freed (the
+/// `freed` of [`crate::engine::sim::Simulation::on_arbitrate`]): one bit per port, ports from 63
+/// on sharing the last (a pass then retries all of their requests, which is only slower).
+#[inline(always)]
+pub fn freed_bit(port: u16) -> u64 {
+    1 << port.min(63)
+}
+
 /// Whether waiting request `e` carries the `FULL_SEEN` mark.
 #[inline(always)]
 pub fn request_full_seen(e: u64) -> bool {
@@ -154,9 +162,9 @@ pub struct Fabric {
     pub wait_cap: usize,
     /// Time of the arbiter wake-up pending at each router (`Time::MAX`: none).
     pub arb_wake_at: Vec<Time>,
-    /// SST timing: output-buffer space freed at each router since its last crossbar pass (the
-    /// `freed` of the next pass, see `on_arbitrate`).
-    pub arb_freed: Vec<bool>,
+    /// SST timing: the outputs of each router whose buffer space freed since its last crossbar
+    /// pass ([`freed_bit`] mask; the `freed` of the next pass, see `on_arbitrate`).
+    pub arb_freed: Vec<u64>,
     /// BookSim timing: the input-queued routers' allocator state (empty otherwise).
     pub iq: super::iq::Iq,
 }
@@ -199,7 +207,7 @@ impl Fabric {
             wait_sorted: vec![0; routers],
             wait_cap: 2 * radix * vcs,
             arb_wake_at: vec![Time::MAX; routers],
-            arb_freed: vec![false; routers],
+            arb_freed: vec![0; routers],
             iq: super::iq::Iq::default(),
         }
     }

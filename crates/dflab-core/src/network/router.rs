@@ -110,7 +110,7 @@ impl<R: Routing> Simulation<R> {
                 let at = self.tick_after(self.core.now);
                 self.wake_pass(router, at);
             } else {
-                self.on_arbitrate(router, false)?;
+                self.on_arbitrate(router, 0)?;
             }
         }
         Ok(())
@@ -232,7 +232,7 @@ impl<R: Routing> Simulation<R> {
         let pi = self.fab.pidx(router, port);
         self.fab.ports[pi].queued += 1;
         if self.fab.wait_len[router as usize] > 0 {
-            self.on_arbitrate(router, false)?;
+            self.on_arbitrate(router, 0)?;
         }
         self.try_send(router, port, pi, false)
     }
@@ -302,7 +302,8 @@ impl<R: Routing> Simulation<R> {
             }
         }
         if was_full && self.fab.wait_len[router as usize] > 0 {
-            self.on_arbitrate(router, true)?; // output buffer space was freed
+            // Output buffer space was freed at this port.
+            self.on_arbitrate(router, super::fabric::freed_bit(port))?;
         }
         Ok(())
     }

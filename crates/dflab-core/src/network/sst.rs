@@ -114,14 +114,17 @@ impl<R: Routing> Simulation<R> {
     pub(crate) fn grant_sst(&mut self, router: u32, e: u64, ip: usize, id: PacketId) -> Fallible<Grant> {
         let tk = self.core.now;
         let (in_port, vc) = (request_in_port(e), request_in_vc(e));
-        let inp = self.fab.ports[ip];
-        if inp.xin_busy > tk {
-            return Ok(Grant::Busy(inp.xin_busy));
-        }
         let (out_port, out_vc) = (request_port(e), request_vc(e) as usize);
         let flits = self.core.flits_of(id);
         let op = self.fab.pidx(router, out_port);
         let oi = op * self.fab.vcs + out_vc;
+        if self.full(oi, flits) {
+            return Ok(Grant::Full); // first, see `Simulation::full`
+        }
+        let inp = self.fab.ports[ip];
+        if inp.xin_busy > tk {
+            return Ok(Grant::Busy(inp.xin_busy));
+        }
         let out = &mut self.fab.ports[op];
         let class = out.class as usize & 3;
         if class != 0 && out.peer.0 == NONE {
@@ -265,7 +268,7 @@ impl<R: Routing> Simulation<R> {
         }
         if was_full && self.fab.wait_len[router as usize] > 0 {
             // Output-buffer space freed: the crossbar sees it at its next tick.
-            self.fab.arb_freed[router as usize] = true;
+            self.fab.arb_freed[router as usize] |= crate::network::fabric::freed_bit(port);
             let at = self.tick_after(now);
             self.wake_pass(router, at);
         }
