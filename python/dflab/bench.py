@@ -104,6 +104,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "qadaptive-1056-ur0.5-UGALn": _hpdc("UGALn", "ur", 0.5),
     "qadaptive-1056-ur0.5-PAR": _hpdc("PAR", "ur", 0.5),
     "qadaptive-1056-ur0.5-Q-adaptive": _hpdc("Q-adaptive", "ur", 0.5),
+    "qadaptive-1056-adv+1-0.4-MIN": _hpdc("MIN", "adv+1", 0.4),
     "qadaptive-1056-adv+1-0.4-Q-adaptive": _hpdc("Q-adaptive", "adv+1", 0.4),
     "link-busy-ur0.5-MIN": _link_busy("MIN", "ur", 0.5),
     "link-busy-ur0.5-PAR": _link_busy("PAR", "ur", 0.5),

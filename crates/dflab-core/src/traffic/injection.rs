@@ -99,6 +99,13 @@ impl Injector {
         }
     }
 
+    /// Lock-step: the time of packet `k` after the one at `first` (what `next` gives, without
+    /// a generator: the process draws nothing).
+    pub fn lockstep_time(&self, first: Time, k: u64) -> Time {
+        debug_assert_eq!(self.process, Process::Lockstep);
+        first + k * self.step
+    }
+
     /// Bernoulli: slots from a packet's slot to the next one's (`next` is `now` plus this many
     /// slots, from the same draw).
     #[inline(always)]

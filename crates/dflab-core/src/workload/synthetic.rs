@@ -7,6 +7,10 @@
 //! Bernoulli packets sit on slot boundaries (one slot = a packet's serialisation on the host
 //! link), so instead of one event per packet the generator keeps, per slot, the list of nodes
 //! whose next packet falls in it ([`super::calendar`]) and visits one slot per event.
+//! Lock-step nodes all generate at the same instants: one *round* event per instant generates
+//! for every node of the partition in node order, as their per-node events (filed in that
+//! order) would; a node whose round is deferred by a full source queue leaves the round and
+//! goes on with events of its own until the next phase.
 //!
 //! The generator keeps one [`Schedule`] per logical partition of the run (the nodes of a range
 //! of groups, see `engine/partition.rs`): its own calendar, slot chain, phase and sampler, so
@@ -27,13 +31,14 @@ use crate::fastdiv::FastDiv;
 use crate::prefetch::prefetch;
 use crate::routing::Rng;
 use crate::topology::Topology;
-use crate::traffic::{Injector, Pattern, PatternSampler};
+use crate::traffic::{Injector, Pattern, PatternSampler, LOCKSTEP_START};
 use crate::units::{transfer_ps, us_to_ps, Time};
 
 /// Wake-up kinds of the generator.
 const GEN: u8 = 0;
 const SLOT: u8 = 1;
 const PHASE: u8 = 2;
+const ROUND: u8 = 3;
 
 /// The node's workload words (`NodeState::work`) hold its generation schedule: for the
 /// periodic process, the time of the first packet of the current schedule and the packets
@@ -64,6 +69,8 @@ pub struct Synthetic {
     phases: Vec<Phase>,
     /// `traffic.process` is Bernoulli (packets on slot boundaries, filed in a calendar).
     bernoulli: bool,
+    /// `traffic.process` is lock-step (packets in rounds, see the module's doc).
+    lockstep: bool,
     slot: Time,
     /// The first Bernoulli slot starting at or after the end: packets of later slots are not
     /// filed.
@@ -90,6 +97,13 @@ struct Schedule {
     /// Generation wake-ups carry the epoch they were scheduled in; a phase change starts a new
     /// one.
     gen_epoch: u32,
+    /// Lock-step: the nodes of `nodes` (by offset) that generate in the round, the first round
+    /// of the epoch and the rounds since (the next one's time is computed from both, as a
+    /// node's own schedule is).
+    in_round: Vec<bool>,
+    round_members: usize,
+    round_first: Time,
+    round_count: u64,
 }
 
 impl Synthetic {
@@ -130,6 +144,7 @@ impl Synthetic {
             load: t.load,
             phases,
             bernoulli: t.process == Process::Bernoulli,
+            lockstep: t.process == Process::Lockstep,
             slot,
             end_slot: end.div_ceil(slot),
             slot_div: u32::try_from(slot).ok().map(FastDiv::new),
@@ -180,11 +195,15 @@ impl Synthetic {
             self.s.slot_pending = true;
             core.at(0, Event::Workload { kind: SLOT, a: 0, b: 0 });
         }
-        for node in self.s.nodes.clone() {
-            let nd = &mut core.nic.node[node as usize];
-            let t = self.s.injector.first(&mut nd.rng);
-            nd.work[FIRST] = t;
-            self.schedule_generation(core, node, t);
+        if self.lockstep {
+            self.start_round(core, LOCKSTEP_START);
+        } else {
+            for node in self.s.nodes.clone() {
+                let nd = &mut core.nic.node[node as usize];
+                let t = self.s.injector.first(&mut nd.rng);
+                nd.work[FIRST] = t;
+                self.schedule_generation(core, node, t);
+            }
         }
         for (i, ph) in self.phases.iter().enumerate() {
             if ph.start < self.end {
@@ -202,6 +221,11 @@ impl Synthetic {
                 }
             }
             SLOT => self.on_slot(core),
+            ROUND => {
+                if b == self.s.gen_epoch {
+                    self.on_round(core);
+                }
+            }
             _ => self.on_phase(core, b as usize),
         }
     }
@@ -216,6 +240,43 @@ impl Synthetic {
         self.on_generate(core, node);
     }
 
+    /// Lock-step: every node of the partition joins the round, whose first instant is `first`.
+    fn start_round(&mut self, core: &mut Core, first: Time) {
+        self.s.in_round.iter_mut().for_each(|x| *x = true);
+        self.s.round_members = self.s.in_round.len();
+        (self.s.round_first, self.s.round_count) = (first, 0);
+        if first < self.end {
+            core.at(first, Event::Workload { kind: ROUND, a: 0, b: self.s.gen_epoch });
+        }
+    }
+
+    /// Lock-step: the round's instant. The next round is filed first, where the first node's
+    /// own next packet was filed; then the nodes of the round generate in node order.
+    #[inline(never)]
+    fn on_round(&mut self, core: &mut Core) {
+        self.s.round_count += 1;
+        let next = self.s.injector.lockstep_time(self.s.round_first, self.s.round_count);
+        if next < self.end && self.s.round_members > 0 {
+            core.at(next, Event::Workload { kind: ROUND, a: 0, b: self.s.gen_epoch });
+        }
+        let mut generated = 0;
+        for node in self.s.nodes.clone() {
+            let k = (node - self.s.nodes.start) as usize;
+            if !self.s.in_round[k] {
+                continue;
+            }
+            if self.generate(core, node, false, true) {
+                generated += 1;
+            } else {
+                // Deferred: the node goes on with its own schedule when it resumes.
+                self.s.in_round[k] = false;
+                self.s.round_members -= 1;
+            }
+        }
+        core.acct.generated_total += generated;
+        core.stats.on_generate(core.now, generated, self.packet_bytes);
+    }
+
     /// Generate a packet of `node` now (a generation wake-up or a resumed deferred round).
     fn on_generate(&mut self, core: &mut Core, node: u32) {
         // A resumed round on a slot boundary files its next packet from that slot, whether or
@@ -224,7 +285,7 @@ impl Synthetic {
         if from_slot {
             (self.s.cur_slot, self.s.cur_slot_start) = (core.now / self.slot, core.now);
         }
-        if self.generate(core, node, from_slot) {
+        if self.generate(core, node, from_slot, false) {
             core.acct.generated_total += 1;
             core.stats.on_generate(core.now, 1, self.packet_bytes);
         }
@@ -233,9 +294,10 @@ impl Synthetic {
     /// Generate a packet of `node` now, file its next one and hand the packet to the NIC;
     /// returns whether it was generated (not deferred by a full source queue). The caller
     /// counts it (a slot counts all its packets at once). `from_slot`: now is the start of the
-    /// Bernoulli slot visited last (always so in `on_slot`).
+    /// Bernoulli slot visited last (always so in `on_slot`); `in_round`: the lock-step round
+    /// files the node's next packet.
     #[inline(always)]
-    fn generate(&mut self, core: &mut Core, node: u32, from_slot: bool) -> bool {
+    fn generate(&mut self, core: &mut Core, node: u32, from_slot: bool, in_round: bool) -> bool {
         let now = core.now;
         // The node's line, borrowed once (the fields used below are disjoint from it).
         let nd = &mut core.nic.node[node as usize];
@@ -245,21 +307,18 @@ impl Synthetic {
             return false;
         }
         let dst = self.s.sampler.destination(node, &mut nd.rng);
-        // The next packet: in the common case, from the slot calendar, its slot index is this
-        // slot's plus the drawn gap (what `schedule_generation` finds by division).
-        let next = if from_slot {
-            self.s.cur_slot + self.s.injector.slots_to_next(&mut nd.rng)
-        } else {
-            // Only the periodic process reads the count (a slot does not keep it up to date).
-            nd.work[COUNT] += 1;
-            self.s.injector.next(now, nd.work[FIRST], nd.work[COUNT], &mut nd.rng)
-        };
-        // Filing the next packet changes neither the source queue nor the NIC.
+        // Filing the next packet changes neither the source queue nor the NIC. In the common
+        // case, from the slot calendar, its slot index is this slot's plus the drawn gap (what
+        // `schedule_generation` finds by division).
         if from_slot {
+            let next = self.s.cur_slot + self.s.injector.slots_to_next(&mut nd.rng);
             if next < self.end_slot {
                 self.file_slot(core, node, next, self.s.cur_slot);
             }
-        } else {
+        } else if !in_round {
+            // Only the periodic process reads the count (a slot does not keep it up to date).
+            nd.work[COUNT] += 1;
+            let next = self.s.injector.next(now, nd.work[FIRST], nd.work[COUNT], &mut nd.rng);
             self.schedule_generation(core, node, next);
         }
         let pkt = core.packet(node, dst, self.flits);
@@ -336,7 +395,7 @@ impl Synthetic {
                 prefetch(&core.nic.node, ahead);
                 core.nic.credits.prefetch(ahead);
             }
-            generated += self.generate(core, node, from_slot) as u64;
+            generated += self.generate(core, node, from_slot, false) as u64;
             (node, next) = (next, after);
         }
         // All at the same time, so in the same window: one record for the slot.
@@ -363,6 +422,9 @@ impl Synthetic {
         self.s.calendar.clear();
         let nodes = self.s.nodes.start as usize..self.s.nodes.end as usize;
         core.nic.node[nodes].iter_mut().for_each(|s| s.notify = false);
+        if self.lockstep {
+            return self.start_round(core, core.now + LOCKSTEP_START);
+        }
         // The next slot boundary strictly after now: this slot's bucket may already be visited.
         let base = match self.process {
             Process::Bernoulli => (core.now / self.slot + 1) * self.slot,
@@ -381,7 +443,7 @@ impl Schedule {
     /// The schedule of `nodes` (of `all` nodes) before the run starts.
     fn new(nodes: Range<u32>, sampler: PatternSampler, injector: Injector, all: usize) -> Schedule {
         Schedule {
-            nodes,
+            nodes: nodes.clone(),
             sampler,
             injector,
             calendar: SlotCalendar::new(all),
@@ -389,6 +451,10 @@ impl Schedule {
             cur_slot_start: Time::MAX,
             slot_pending: false,
             gen_epoch: 0,
+            in_round: vec![false; nodes.len()],
+            round_members: 0,
+            round_first: 0,
+            round_count: 0,
         }
     }
 }
