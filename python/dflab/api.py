@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,10 @@ class Summary:
     source_queue_end: int
     sim_time_us: float
     router_traversals: int
+    # Set only by `run.steady_warmup` (where the measurement started) and
+    # `run.stop_when_saturated` ("saturated" when it stopped the run).
+    measure_start_us: float | None = None
+    stopped: str | None = None
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -52,11 +56,13 @@ class Summary:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Summary:
-        """From the engine's summary dict; extra keys are ignored, missing ones are an error."""
-        missing = [name for name in cls.field_names() if name not in data]
+        """From the engine's summary dict; extra keys are ignored, missing required ones are an
+        error."""
+        required = [f.name for f in fields(cls) if f.default is MISSING]
+        missing = [name for name in required if name not in data]
         if missing:
             raise RuntimeError(f"engine summary lacks fields: {', '.join(missing)}")
-        return cls(**{name: data[name] for name in cls.field_names()})
+        return cls(**{name: data[name] for name in cls.field_names() if name in data})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -67,6 +67,10 @@ LATER_DEFAULTS: dict[str, Any] = {
     "network.host_buffer_flits": None,
     "network.local_buffer_flits": None,
     "network.global_buffer_flits": None,
+    "run.steady_warmup": False,
+    "run.stop_when_saturated": False,
+    "run.steady_windows": 5,
+    "run.steady_tolerance": 0.05,
 }
 
 

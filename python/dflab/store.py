@@ -61,7 +61,7 @@ JOURNAL = "journal.jsonl"
 STALE_TEMP_S = 3600.0
 # Seeds span the whole u64 range the engine accepts (Int64 would refuse those >= 2**63).
 _COORD_TYPES = {"routing": pl.String, "traffic": pl.String, "load": pl.Float64, "seed": pl.UInt64}
-_PY_TO_POLARS = {"float": pl.Float64, "int": pl.Int64}
+_PY_TO_POLARS = {"float": pl.Float64, "int": pl.Int64, "str": pl.String}
 # Whether the point reached a steady state (null: too few packets to tell); see the point's
 # "diagnostics" for the engine's warnings.
 DIAGNOSIS = {"steady_state": pl.Boolean}
@@ -121,7 +121,7 @@ def append_line(path: Path, line: bytes) -> None:
 
 
 def _polars_type(annotation: Any) -> Any:
-    """The column type of a dataclass field annotated 'int', 'float' or 'float | None'."""
+    """The column type of a dataclass field annotated 'int', 'float' or 'str' (or '... | None')."""
     return _PY_TO_POLARS[str(annotation).removesuffix(" | None")]
 
 

@@ -46,6 +46,8 @@ def test_defaults_are_the_documented_ones() -> None:
         "run": {
             "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,
             "whole_ns_latency": False, "decision_probes": False, "watchdog_us": 50.0,
+            "steady_warmup": False, "stop_when_saturated": False, "steady_windows": 5,
+            "steady_tolerance": 0.05,
         },
     }  # fmt: skip
     ugal = validate(Experiment, {"routing": {"algorithm": "ugaln"}}).canonical()["routing"]

@@ -294,3 +294,32 @@ def test_the_canonical_form_has_the_links_the_engine_builds(topology: dict) -> N
     )
     # The canonical form is itself a valid experiment with the same canonical form.
     assert validate(Experiment, experiment.canonical()).canonical() == experiment.canonical()
+
+
+def test_steady_warmup_and_saturation_stop_reach_the_summary() -> None:
+    """`run.steady_warmup` reports where the measurement started; `run.stop_when_saturated`
+    stops a saturated run and says so (tests/steady_state.rs checks the rules)."""
+    steady = simulate(
+        TINY.model_copy(
+            update={
+                "run": TINY.run.model_copy(
+                    update={"warmup_us": 40.0, "measure_us": 3.0, "steady_warmup": True}
+                )
+            }
+        )
+    ).summary
+    assert steady.measure_start_us is not None and 10.0 <= steady.measure_start_us < 40.0
+    assert steady.sim_time_us == pytest.approx(steady.measure_start_us + 3.0)
+    assert steady.stopped is None
+    saturated = simulate(
+        TINY.model_copy(
+            update={
+                "traffic": TINY.traffic.model_copy(update={"pattern": "adv+1", "load": 0.6}),
+                "run": TINY.run.model_copy(
+                    update={"warmup_us": 2.0, "measure_us": 100.0, "stop_when_saturated": True}
+                ),
+            }
+        )
+    ).summary
+    assert saturated.stopped == "saturated" and saturated.sim_time_us < 30.0
+    assert TINY.run.steady_warmup is False and simulate(TINY).summary.measure_start_us is None

@@ -368,6 +368,24 @@ pub struct RunConfig {
     /// window of the global-link latency, so a shorter value means one such window).
     #[schemars(range(max = 1.0e9), extend("exclusiveMinimum" = 0.0))]
     pub watchdog_us: f64,
+    /// End the warm-up as soon as the network is steady (docs/config.md, "Judged while it runs"): at
+    /// the first barrier after which the last `2 × steady_windows` windows show a windowed mean
+    /// latency and an accepted load that move by at most `steady_tolerance` between their two
+    /// halves, with the network accepting what is offered. `warmup_us` is then the longest
+    /// warm-up, and the run ends `measure_us` after the measurement starts. Synthetic traffic
+    /// only.
+    pub steady_warmup: bool,
+    /// Stop a run once it is certainly saturated: `2 × steady_windows` measured windows in
+    /// which the network accepts less than 95 % of the offered load in each half and the
+    /// backlog grows. The summary then says `stopped = "saturated"` and covers the measurement
+    /// up to the stop. Synthetic traffic only.
+    pub stop_when_saturated: bool,
+    /// Windows (`window_us` each) in each half of the steady-state and saturation tests.
+    #[schemars(range(min = 1, max = 100000))]
+    pub steady_windows: u32,
+    /// Largest relative change between the two halves that counts as steady.
+    #[schemars(range(max = 1.0), extend("exclusiveMinimum" = 0.0))]
+    pub steady_tolerance: f64,
 }
 
 impl Default for RunConfig {
@@ -380,6 +398,10 @@ impl Default for RunConfig {
             whole_ns_latency: false,
             decision_probes: false,
             watchdog_us: 50.0,
+            steady_warmup: false,
+            stop_when_saturated: false,
+            steady_windows: 5,
+            steady_tolerance: 0.05,
         }
     }
 }
@@ -453,6 +475,16 @@ impl Experiment {
             w.check(topo.nodes())?;
         }
         let r = &self.run;
+        if self.workload.is_some() && (r.steady_warmup || r.stop_when_saturated) {
+            let field = if r.steady_warmup { "run.steady_warmup" } else { "run.stop_when_saturated" };
+            return Err(Error::config(field, "applies to synthetic traffic only; allowed with [workload]: false"));
+        }
+        if !(1..=100_000).contains(&r.steady_windows) {
+            return Err(Error::config("run.steady_windows", "must be between 1 and 100000"));
+        }
+        if !(r.steady_tolerance > 0.0 && r.steady_tolerance <= 1.0) {
+            return Err(Error::config("run.steady_tolerance", "must be in (0, 1]"));
+        }
         if (r.warmup_us + r.measure_us) / r.window_us > 1.0e6 {
             return Err(Error::config("run.window_us", "gives more than 10^6 windows; use a wider window"));
         }

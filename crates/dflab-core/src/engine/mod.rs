@@ -31,6 +31,7 @@ pub mod partition;
 pub mod prefetch;
 pub mod queue;
 pub mod sim;
+mod steady;
 pub mod timing;
 
 mod check;

@@ -114,6 +114,10 @@ pub struct Simulation<R: Routing> {
     space: Vec<u32>,
     /// The run ended before its configured end (a finished workload): when.
     ended_at: Option<Time>,
+    /// `run.steady_warmup` / `run.stop_when_saturated` (`engine/steady.rs`).
+    pub(crate) steady: Option<super::steady::SteadyWatch>,
+    /// Why the run stopped before its end.
+    pub(crate) stopped: Option<&'static str>,
     /// The workload hears of deliveries (`Event::Delivered`): packets are held until then.
     hold_deliveries: bool,
     /// Windows, barriers and logical partitions (`partition.rs`).
@@ -200,6 +204,7 @@ impl<R: Routing> Simulation<R> {
         let window = if cross { lookahead } else { us_to_ps(1.0) };
         let parts = Partitions::new(1, topo.g, topo.a, window, peer_groups(&topo, &fab));
         let in_cap = t.in_caps[0];
+        let steady = super::steady::SteadyWatch::of(cfg, t.warm, us_to_ps(cfg.run.window_us).max(1));
         let mut core = Core::new(cfg, topo, t, queues, header, probes, &traffic.fixed_delays(), cross);
         if let Some((node_job, jobs)) = traffic.node_jobs() {
             let ports = core.topo.routers() * core.topo.radix;
@@ -219,6 +224,8 @@ impl<R: Routing> Simulation<R> {
             probe_base,
             space,
             ended_at: None,
+            steady,
+            stopped: None,
             hold_deliveries,
             parts,
             observer: None,
@@ -337,11 +344,13 @@ impl<R: Routing> Simulation<R> {
     fn event_loop<const CAN_FINISH: bool>(&mut self) -> Result<()> {
         let check_every = us_to_ps(1.0);
         let mut next_check = if self.core.check.on { check_every } else { Time::MAX };
-        let (end, watchdog, window) = (self.core.t.end, self.core.t.watchdog, self.parts.window);
+        let (watchdog, window) = (self.core.t.watchdog, self.parts.window);
         let count = self.parts.count();
         // The window of the next event (empty windows are skipped): the same for every
         // partition count, since every partition's next event is looked at.
         while let Some(next) = self.next_event_time() {
+            // (The end moves when `run.steady_warmup` or `run.stop_when_saturated` decide.)
+            let end = self.core.t.end;
             if next >= end {
                 return Ok(());
             }
@@ -358,6 +367,7 @@ impl<R: Routing> Simulation<R> {
             }
             self.barrier(barrier);
             self.watch(barrier, watchdog)?;
+            self.watch_steady(barrier);
             if let Some(o) = &mut self.observer {
                 o.tick(barrier, end, self.core.acct.events)?;
             }
@@ -441,6 +451,10 @@ impl<R: Routing> Simulation<R> {
         summary.source_queue_end = c.acct.in_source;
         summary.sim_time_us = ps_to_us(end);
         summary.router_traversals = c.acct.traversals;
+        if c.cfg.run.steady_warmup {
+            summary.measure_start_us = Some(ps_to_us(c.stats.measure_start()));
+        }
+        summary.stopped = self.stopped.map(str::to_string);
         let traversals = c.acct.traversals;
         let execution = Execution {
             wall_s: wall,

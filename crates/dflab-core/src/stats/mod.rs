@@ -6,6 +6,7 @@
 //! *delivered* in the window (as the reference's post-processing of delivery logs does). Latency
 //! runs from generation (source queueing included); network latency from the NIC's send.
 
+pub mod online;
 pub mod ports;
 pub mod probes;
 pub mod steady;
@@ -135,6 +136,12 @@ pub struct Summary {
     pub source_queue_end: u64,
     pub sim_time_us: f64,
     pub router_traversals: u64,
+    /// Where the measurement started, when `run.steady_warmup` ended the warm-up early.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_start_us: Option<f64>,
+    /// Why the run stopped before its end (`"saturated"`: `run.stop_when_saturated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// How a run was carried out, not what it found: the wall-clock time and the engine's work,
@@ -388,7 +395,9 @@ impl Stats {
     pub fn series(&self, nodes: usize, node_bw_gbps: f64) -> Series {
         let mut s = Series::default();
         let mut scratch = hist(2);
-        for (i, w) in self.windows.iter().enumerate() {
+        // Up to the run's end (which a stopped run moved earlier).
+        let windows = self.measure_end.div_ceil(self.window) as usize;
+        for (i, w) in self.windows.iter().enumerate().take(windows) {
             let start = i as Time * self.window;
             let end = (start + self.window).min(self.measure_end);
             let cap = nodes as f64 * node_bw_gbps * ps_to_ns(end - start);

@@ -119,6 +119,17 @@ impl Probes {
         }
     }
 
+    /// The measurement starts at `at` and ends at `end` at the latest (`run.steady_warmup`).
+    pub fn begin_measurement(&mut self, at: Time, end: Time) {
+        self.measure_start = at;
+        self.measure_end = self.measure_end.min(end);
+    }
+
+    /// The measurement ends at `at` (`run.stop_when_saturated`).
+    pub fn end_measurement(&mut self, at: Time) {
+        self.measure_end = self.measure_end.min(at);
+    }
+
     /// Record `value` for `router` at `now` in trace probe `probe` (up to the run's end).
     #[inline]
     pub fn record(&mut self, probe: usize, router: u32, now: Time, value: u64) {
@@ -147,7 +158,9 @@ impl Probes {
                     out.per_router.insert(name, counts.clone());
                 }
                 ProbeKind::Series => {
-                    out.series.insert(name, counts.clone());
+                    // Up to the run's end (which a stopped run moved earlier).
+                    let windows = self.measure_end.div_ceil(self.window) as usize;
+                    out.series.insert(name, counts[..windows.min(counts.len())].to_vec());
                 }
                 ProbeKind::Trace => {}
             }

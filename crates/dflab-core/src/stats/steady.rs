@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{Series, Summary};
 
 /// Accepted below this share of offered: saturated.
-const SATURATED_BELOW: f64 = 0.95;
+pub const SATURATED_BELOW: f64 = 0.95;
 /// Relative change of the mean latency between the halves of the measurement: drifting.
 const DRIFT_ABOVE: f64 = 0.10;
 /// Packets a half needs for its mean latency to be trusted (and the run for any verdict).
