@@ -181,8 +181,9 @@ class Mpi(Section):
 
 
 class Workload(Section):
-    """Application jobs instead of the synthetic traffic (docs/workloads.md)."""
+    """Application jobs instead of the synthetic traffic, or beside it (`workload.background`; docs/workloads.md)."""
 
+    background: Annotated[str, AfterValidator(choice(('none', 'idle-nodes', 'all-nodes')))] = Field('none', description="Synthetic traffic beside the jobs (`[traffic]`: pattern, load, process, phases): none, on the idle nodes, or on all nodes. It does not keep the run going: the run still ends when every job has finished. `none` is left out of the serialised form (and so of the result store's key).")
     jobs: list[Job] = Field(default_factory=list, description='The jobs, placed in this order.')
     mpi: Mpi = Field(default_factory=Mpi, description="The MPI and NIC model: protocol sizes and the fixed delays of a message's path.")
     placement: Annotated[str, AfterValidator(choice(('linear', 'random', 'random-list', 'file')))] = Field('linear', description='How job ranks are mapped to nodes. Jobs take consecutive slices of one node order, in job order (rank r of a job is the r-th node of its slice); the nodes after the last job stay idle.')
@@ -202,4 +203,4 @@ class ExperimentModel(Section):
     routing: Routing = Field(default_factory=Routing)
     traffic: Traffic = Field(default_factory=Traffic)
     run: Run = Field(default_factory=Run)
-    workload: Workload | None = Field(None, description='Application jobs instead of the synthetic traffic (docs/workloads.md).')
+    workload: Workload | None = Field(None, description='Application jobs instead of the synthetic traffic, or beside it (`workload.background`; docs/workloads.md).')

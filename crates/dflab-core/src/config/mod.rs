@@ -35,7 +35,8 @@ pub struct Experiment {
     pub routing: RoutingConfig,
     pub traffic: TrafficConfig,
     pub run: RunConfig,
-    /// Application jobs instead of the synthetic traffic (docs/workloads.md).
+    /// Application jobs instead of the synthetic traffic, or beside it (`workload.background`;
+    /// docs/workloads.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<workload::WorkloadConfig>,
 }
@@ -473,6 +474,7 @@ impl Experiment {
         self.validate_phases(&topo)?;
         if let Some(w) = &self.workload {
             w.check(topo.nodes())?;
+            w.check_background(topo.nodes(), self.traffic.allow_self)?;
         }
         let r = &self.run;
         if self.workload.is_some() && (r.steady_warmup || r.stop_when_saturated) {

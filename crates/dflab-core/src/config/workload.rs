@@ -1,5 +1,5 @@
 //! The `[workload]` section: application jobs (MPI-like motifs) on disjoint node sets instead
-//! of (or, later, beside) the synthetic traffic, their placement, and the MPI/NIC model's
+//! of the synthetic traffic or with it beside them (`background`), their placement, and the MPI/NIC model's
 //! protocol constants and delays (defaults: the SC'22 toolkit's SST Firefly/Hermes and NIC
 //! parameters, `../shared/reference/qadaptive-reference.md` §4.1).
 
@@ -26,6 +26,26 @@ pub enum Placement {
     RandomList,
     /// The node ids listed in `placement_file` (whitespace-separated, each at most once).
     File,
+}
+
+/// Where the synthetic traffic of `[traffic]` runs beside the jobs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Background {
+    /// No synthetic traffic: the jobs alone.
+    #[default]
+    None,
+    /// On the nodes no job's rank occupies (those of `null` jobs included), to destinations
+    /// among the same nodes.
+    IdleNodes,
+    /// On every node, to any node; a job's node shares its source queue with the background.
+    AllNodes,
+}
+
+impl Background {
+    pub fn is_none(&self) -> bool {
+        *self == Background::None
+    }
 }
 
 /// One application job.
@@ -150,6 +170,13 @@ pub struct WorkloadConfig {
     /// Keep one row per rank and iteration in the results (a job of many short iterations,
     /// like UR's 7,200, makes millions).
     pub record_iterations: bool,
+    /// Synthetic traffic beside the jobs (`[traffic]`: pattern, load, process, phases): none,
+    /// on the idle nodes, or on all nodes. It does not keep the run going: the run still ends
+    /// when every job has finished.
+    /// `none` is left out of the serialised form (and so of the result store's key).
+    #[serde(skip_serializing_if = "Background::is_none")]
+    #[schemars(extend("default" = "none"))]
+    pub background: Background,
     pub mpi: MpiConfig,
 }
 
@@ -162,6 +189,7 @@ impl Default for WorkloadConfig {
             placement_file: None,
             throughput_window_us: 1.0,
             record_iterations: true,
+            background: Background::None,
             mpi: MpiConfig::default(),
         }
     }
@@ -201,6 +229,28 @@ impl WorkloadConfig {
             return Err(Error::config(
                 "workload.placement_file",
                 "is missing; placement = \"file\" needs a file of node ids",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The nodes no job's rank occupies (`null` jobs' ranks count as idle).
+    pub fn idle_nodes(&self, nodes: usize) -> u64 {
+        let busy: u64 = self.jobs.iter().filter(|j| j.motif != "null").map(|j| j.ranks as u64).sum();
+        (nodes as u64).saturating_sub(busy)
+    }
+
+    /// Background traffic on idle nodes needs enough of them to send to each other.
+    pub fn check_background(&self, nodes: usize, allow_self: bool) -> Result<()> {
+        let idle = self.idle_nodes(nodes);
+        let least = if allow_self { 1 } else { 2 };
+        if self.background == Background::IdleNodes && idle < least {
+            return Err(Error::config(
+                "workload.background",
+                format!(
+                    "\"idle-nodes\", and the jobs leave {idle} of the network's {nodes} nodes idle; allowed: \
+                     \"idle-nodes\" with at least {least} idle nodes, \"all-nodes\" or \"none\""
+                ),
             ));
         }
         Ok(())

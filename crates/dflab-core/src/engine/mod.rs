@@ -114,9 +114,14 @@ impl Visit for Run<'_> {
 
     fn visit<R: Routing>(self, routing: R, topo: Topology) -> Result<SimResult> {
         let sim = match &self.cfg.workload {
-            Some(_) => {
-                let mpi = crate::workload::mpi::Mpi::new(self.cfg, &topo)?;
-                Simulation::with_workload(self.cfg, topo, routing, Box::new(mpi))?
+            Some(w) => {
+                let mpi: Box<dyn crate::workload::Workload> =
+                    Box::new(crate::workload::mpi::Mpi::new(self.cfg, &topo)?);
+                let workload = match w.background {
+                    crate::config::workload::Background::None => mpi,
+                    _ => Box::new(crate::workload::background::WithBackground::new(self.cfg, &topo, mpi)?),
+                };
+                Simulation::with_workload(self.cfg, topo, routing, workload)?
             }
             None => Simulation::new(self.cfg, topo, routing)?,
         };

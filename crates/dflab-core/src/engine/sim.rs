@@ -79,6 +79,9 @@ pub struct SimResult {
     /// Per router port: bytes by job and stall time (workload runs; `stats::ports`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::stats::ports::PortRow>>,
+    /// Background traffic beside the jobs (`workload.background`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<crate::workload::background::BackgroundReport>,
 }
 
 /// The routing algorithm with what the engine keeps for it.
@@ -466,9 +469,11 @@ impl<R: Routing> Simulation<R> {
         let series = c.stats.series(nodes, bw);
         let diagnostics = crate::stats::diagnose(&summary, &series, nodes);
         let workload = self.traffic.report(end);
+        let background = self.traffic.background(end);
         let ports = c.ports.as_ref().map(|p| p.rows(&c.topo, end));
         SimResult {
             workload,
+            background,
             ports,
             series,
             hops_histogram: c.stats.hops_histogram(),
@@ -599,10 +604,12 @@ impl<R: Routing> Simulation<R> {
         self.report_space();
     }
 
-    /// A finished workload with nothing left in the network ends the run now.
+    /// A finished workload with nothing left in the network (or only background traffic, see
+    /// [`Workload::ends_in_flight`]) ends the run now.
     fn check_finished(&mut self) {
         let acct = &self.core.acct;
-        if self.traffic.finished() && acct.in_network == 0 && acct.in_source == 0 && self.ended_at.is_none() {
+        let empty = acct.in_network == 0 && acct.in_source == 0;
+        if self.traffic.finished() && (empty || self.traffic.ends_in_flight()) && self.ended_at.is_none() {
             self.ended_at = Some(self.core.now);
         }
     }

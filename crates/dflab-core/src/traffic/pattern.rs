@@ -313,6 +313,11 @@ impl PatternSampler {
         PatternSampler { kind, nodes, allow_self, others }
     }
 
+    /// Whether the pattern is uniform random (`ur`).
+    pub fn is_uniform(&self) -> bool {
+        matches!(self.kind, Kind::Uniform)
+    }
+
     #[inline(always)]
     pub fn destination<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
         match self.others {

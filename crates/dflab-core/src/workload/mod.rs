@@ -5,6 +5,7 @@
 //! asks to be woken at a time (or after one of its fixed delays), and hears of deliveries and
 //! of room in a full source queue.
 
+pub mod background;
 pub mod calendar;
 pub mod motifs;
 pub mod mpi;
@@ -64,6 +65,12 @@ pub trait Workload: Send {
         false
     }
 
+    /// Whether a finished workload ends the run at once, packets still in the network (those
+    /// of background traffic) or not; the default waits for the network to empty.
+    fn ends_in_flight(&self) -> bool {
+        false
+    }
+
     /// Nothing is left to happen and the workload has not finished: why (a deadlock in its
     /// programs), or `None` if that is a normal end.
     fn stalled(&self) -> Option<String> {
@@ -78,6 +85,11 @@ pub trait Workload: Send {
 
     /// The workload's own results at the end of the run (at `end`).
     fn report(&self, _end: Time) -> Option<mpi::metrics::WorkloadReport> {
+        None
+    }
+
+    /// What background traffic beside the jobs did ([`background`]), at the end `end`.
+    fn background(&self, _end: Time) -> Option<background::BackgroundReport> {
         None
     }
 
@@ -200,6 +212,19 @@ impl Traffic {
 
     pub fn finished(&self) -> bool {
         matches!(self, Traffic::Custom(w) if w.finished())
+    }
+
+    /// See [`Workload::ends_in_flight`].
+    pub fn ends_in_flight(&self) -> bool {
+        matches!(self, Traffic::Custom(w) if w.ends_in_flight())
+    }
+
+    /// See [`Workload::background`].
+    pub fn background(&self, end: Time) -> Option<background::BackgroundReport> {
+        match self {
+            Traffic::Custom(w) => w.background(end),
+            Traffic::Synthetic(_) => None,
+        }
     }
 
     /// See [`Workload::stalled`].

@@ -12,6 +12,10 @@
 //! order) would; a node whose round is deferred by a full source queue leaves the round and
 //! goes on with events of its own until the next phase.
 //!
+//! As background traffic beside application jobs ([`super::background`]) it generates for a
+//! set of nodes only (to destinations in the set), with wake-up kinds and a lane of its own,
+//! and leaves the nodes' shared source-queue notifications to the workload around it.
+//!
 //! The generator keeps one [`Schedule`] per logical partition of the run (the nodes of a range
 //! of groups, see `engine/partition.rs`): its own calendar, slot chain, phase and sampler, so
 //! that a partition's packets do not depend on how far the others have run.
@@ -20,6 +24,7 @@ use std::ops::Range;
 
 use rand::SeedableRng;
 
+use super::background::NodeSet;
 use super::calendar::SlotCalendar;
 use super::Workload;
 use crate::config::{Experiment, Process};
@@ -81,6 +86,19 @@ pub struct Synthetic {
     /// The schedules of the other partitions, by partition.
     parked: Vec<Option<Schedule>>,
     active: usize,
+    /// Background mode (see the module comment): added to the wake-up kinds, the event-queue
+    /// lane of the slot chain, the tag of every packet.
+    kind_base: u8,
+    lane: usize,
+    tag: u32,
+    /// The nodes generating (and receiving) when not every node does.
+    within: Option<Box<NodeSet>>,
+    /// The source-queue notifications are shared with another workload: a node's deferred
+    /// round is marked in `deferred`, and a notification its own packet triggers is left in
+    /// `woken` for the owner to hand out.
+    shared: bool,
+    deferred: Vec<bool>,
+    pub woken: Vec<u32>,
 }
 
 /// The generation schedule of the nodes of one partition.
@@ -151,7 +169,37 @@ impl Synthetic {
             s,
             parked: vec![None],
             active: 0,
+            kind_base: 0,
+            lane: 0,
+            tag: 0,
+            within: None,
+            shared: false,
+            deferred: Vec::new(),
+            woken: Vec::new(),
         })
+    }
+
+    /// The generator as background traffic (see the module comment): on `within`'s nodes (all
+    /// when `None`), its wake-up kinds from `kind_base`, its slot chain on the workload's lane
+    /// `lane`, its packets tagged `tag`. Before the run starts.
+    pub fn as_background(mut self, within: Option<NodeSet>, kind_base: u8, lane: usize, tag: u32) -> Synthetic {
+        self.within = within.map(Box::new);
+        (self.kind_base, self.lane, self.tag, self.shared) = (kind_base, lane, tag, true);
+        self.deferred = vec![false; self.topo.nodes()];
+        self
+    }
+
+    /// Whether `node`'s round waits for room in its source queue; it no longer does.
+    pub fn take_deferred(&mut self, node: u32) -> bool {
+        std::mem::take(&mut self.deferred[node as usize])
+    }
+
+    /// The nodes of the running schedule that generate.
+    fn generating(&self) -> Vec<u32> {
+        match &self.within {
+            Some(set) => set.nodes.clone(),
+            None => self.s.nodes.clone().collect(),
+        }
     }
 
     /// A schedule for `nodes` as at the start of the run.
@@ -193,12 +241,12 @@ impl Synthetic {
         if self.bernoulli {
             // The slot chain starts at slot 0 and visits every slot while nodes are filed.
             self.s.slot_pending = true;
-            core.at(0, Event::Workload { kind: SLOT, a: 0, b: 0 });
+            core.at(0, Event::Workload { kind: SLOT + self.kind_base, a: 0, b: 0 });
         }
         if self.lockstep {
             self.start_round(core, LOCKSTEP_START);
         } else {
-            for node in self.s.nodes.clone() {
+            for node in self.generating() {
                 let nd = &mut core.nic.node[node as usize];
                 let t = self.s.injector.first(&mut nd.rng);
                 nd.work[FIRST] = t;
@@ -207,7 +255,7 @@ impl Synthetic {
         }
         for (i, ph) in self.phases.iter().enumerate() {
             if ph.start < self.end {
-                core.at(ph.start, Event::Workload { kind: PHASE, a: 0, b: i as u32 });
+                core.at(ph.start, Event::Workload { kind: PHASE + self.kind_base, a: 0, b: i as u32 });
             }
         }
     }
@@ -242,11 +290,15 @@ impl Synthetic {
 
     /// Lock-step: every node of the partition joins the round, whose first instant is `first`.
     fn start_round(&mut self, core: &mut Core, first: Time) {
-        self.s.in_round.iter_mut().for_each(|x| *x = true);
-        self.s.round_members = self.s.in_round.len();
+        match &self.within {
+            None => self.s.in_round.iter_mut().for_each(|x| *x = true),
+            // Background on a node set (one partition: offsets are node ids).
+            Some(set) => set.nodes.iter().for_each(|&n| self.s.in_round[n as usize] = true),
+        }
+        self.s.round_members = self.s.in_round.iter().filter(|&&x| x).count();
         (self.s.round_first, self.s.round_count) = (first, 0);
         if first < self.end {
-            core.at(first, Event::Workload { kind: ROUND, a: 0, b: self.s.gen_epoch });
+            core.at(first, Event::Workload { kind: ROUND + self.kind_base, a: 0, b: self.s.gen_epoch });
         }
     }
 
@@ -257,7 +309,7 @@ impl Synthetic {
         self.s.round_count += 1;
         let next = self.s.injector.lockstep_time(self.s.round_first, self.s.round_count);
         if next < self.end && self.s.round_members > 0 {
-            core.at(next, Event::Workload { kind: ROUND, a: 0, b: self.s.gen_epoch });
+            core.at(next, Event::Workload { kind: ROUND + self.kind_base, a: 0, b: self.s.gen_epoch });
         }
         let mut generated = 0;
         for node in self.s.nodes.clone() {
@@ -304,9 +356,15 @@ impl Synthetic {
         if nd.queued as usize >= self.source_limit {
             // The round waits until a packet leaves the source queue (`on_source_space`).
             nd.notify = true;
+            if self.shared {
+                self.deferred[node as usize] = true;
+            }
             return false;
         }
-        let dst = self.s.sampler.destination(node, &mut nd.rng);
+        let dst = match &self.within {
+            None => self.s.sampler.destination(node, &mut nd.rng),
+            Some(set) => set.destination(&mut self.s.sampler, node, &mut nd.rng),
+        };
         // Filing the next packet changes neither the source queue nor the NIC. In the common
         // case, from the slot calendar, its slot index is this slot's plus the drawn gap (what
         // `schedule_generation` finds by division).
@@ -321,9 +379,14 @@ impl Synthetic {
             let next = self.s.injector.next(now, nd.work[FIRST], nd.work[COUNT], &mut nd.rng);
             self.schedule_generation(core, node, next);
         }
-        let pkt = core.packet(node, dst, self.flits);
+        let mut pkt = core.packet(node, dst, self.flits);
+        pkt.tag = self.tag;
         if core.nic_submit(node, pkt) {
-            self.resume_round(core, node);
+            if self.shared {
+                self.woken.push(node);
+            } else {
+                self.resume_round(core, node);
+            }
         }
         true
     }
@@ -340,7 +403,7 @@ impl Synthetic {
             let current = self.slot_of(core.now);
             self.file_slot(core, node, slot, current);
         } else {
-            core.at(at, Event::Workload { kind: GEN, a: node, b: self.s.gen_epoch });
+            core.at(at, Event::Workload { kind: GEN + self.kind_base, a: node, b: self.s.gen_epoch });
         }
     }
 
@@ -360,7 +423,7 @@ impl Synthetic {
     #[inline(never)]
     fn restart_slots(&mut self, core: &mut Core, current: u64) {
         self.s.slot_pending = true;
-        core.at((current + 1) * self.slot, Event::Workload { kind: SLOT, a: 0, b: 0 });
+        core.at((current + 1) * self.slot, Event::Workload { kind: SLOT + self.kind_base, a: 0, b: 0 });
     }
 
     /// Index of the slot containing `t` (`⌊t / slot⌋`).
@@ -403,7 +466,8 @@ impl Synthetic {
         core.stats.on_generate(core.now, generated, self.packet_bytes);
         self.s.slot_pending = !self.s.calendar.is_empty();
         if self.s.slot_pending {
-            core.wake_workload_after(0, self.slot, Event::Workload { kind: SLOT, a: 0, b: 0 });
+            let ev = Event::Workload { kind: SLOT + self.kind_base, a: 0, b: 0 };
+            core.wake_workload_after(self.lane, self.slot, ev);
         }
     }
 
@@ -420,8 +484,13 @@ impl Synthetic {
         }
         self.s.gen_epoch += 1;
         self.s.calendar.clear();
-        let nodes = self.s.nodes.start as usize..self.s.nodes.end as usize;
-        core.nic.node[nodes].iter_mut().for_each(|s| s.notify = false);
+        if self.shared {
+            // The notifications are shared: only forget which rounds were deferred.
+            self.deferred.iter_mut().for_each(|d| *d = false);
+        } else {
+            let nodes = self.s.nodes.start as usize..self.s.nodes.end as usize;
+            core.nic.node[nodes].iter_mut().for_each(|s| s.notify = false);
+        }
         if self.lockstep {
             return self.start_round(core, core.now + LOCKSTEP_START);
         }
@@ -430,7 +499,7 @@ impl Synthetic {
             Process::Bernoulli => (core.now / self.slot + 1) * self.slot,
             Process::Periodic | Process::Lockstep => core.now,
         };
-        for node in self.s.nodes.clone() {
+        for node in self.generating() {
             let nd = &mut core.nic.node[node as usize];
             let t = base + self.s.injector.first(&mut nd.rng);
             nd.work = [t, 0];
