@@ -4,9 +4,13 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
 use common::small;
 use dflab_core::config::workload::{Background, JobConfig, Placement, WorkloadConfig};
 use dflab_core::config::Arrangement;
+use dflab_core::engine::observe::{JobProgress, Observer};
 use dflab_core::workload::background::BackgroundReport;
 use dflab_core::{Experiment, SimResult};
 use serde_json::json;
@@ -117,4 +121,26 @@ fn background_without_idle_nodes_is_a_field_named_error() {
         "jobs": [{"motif": "null", "ranks": 4}]}});
     let err = Experiment::from_json(&doc.to_string()).unwrap_err().to_string();
     assert!(err.contains("background"), "{err}");
+}
+
+#[test]
+fn the_observer_sees_each_jobs_progress() {
+    let e = jobs(Background::IdleNodes, 0.3);
+    let seen: Arc<Mutex<Vec<Vec<JobProgress>>>> = Arc::default();
+    let log = seen.clone();
+    let observer = Observer::new(
+        Duration::ZERO,
+        Box::new(move |p| {
+            log.lock().unwrap().push(p.jobs.clone());
+            true
+        }),
+    );
+    dflab_core::simulate_observed(&e, 1, Some(observer)).unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() > 10);
+    let first = &seen[0][0];
+    assert_eq!((first.name.as_str(), first.ranks, first.iterations), ("alltoall", 36, 5));
+    let done: Vec<u64> = seen.iter().map(|jobs| jobs[0].iterations_done).collect();
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "never backwards");
+    assert!(done[0] < 36 && *done.last().unwrap() >= 4 * 36, "{done:?}");
 }

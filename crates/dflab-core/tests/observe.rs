@@ -19,7 +19,7 @@ fn progress_moves_forward_and_changes_nothing() {
     let observer = Observer::new(
         Duration::ZERO,
         Box::new(move |p| {
-            log.lock().unwrap().push(*p);
+            log.lock().unwrap().push(p.clone());
             true
         }),
     );

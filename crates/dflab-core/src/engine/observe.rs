@@ -8,8 +8,21 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::units::{ps_to_us, Time};
 
+/// How far one job of a workload run is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobProgress {
+    pub name: String,
+    pub ranks: u32,
+    /// Ranks that have run all their iterations.
+    pub ranks_done: u32,
+    /// Iterations per rank, and iterations finished summed over the ranks (out of
+    /// `ranks * iterations`).
+    pub iterations: u32,
+    pub iterations_done: u64,
+}
+
 /// How far a run is, as its observer sees it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
     /// Simulated time reached (µs) and the end of the run (µs).
     pub now_us: f64,
@@ -18,6 +31,8 @@ pub struct Progress {
     pub wall_s: f64,
     /// Events handled so far.
     pub events: u64,
+    /// Per job of a workload run (empty otherwise).
+    pub jobs: Vec<JobProgress>,
 }
 
 /// The callback: `false` stops the run with [`Error::Interrupted`].
@@ -40,8 +55,9 @@ impl Observer {
     /// At a barrier at simulated time `now`: call the callback when its time has come. (A
     /// window is one global-link latency of simulated time, which a large network takes long
     /// to simulate: the clock is read at every barrier, a few ns beside the barrier's work.)
+    /// `jobs` says how far the jobs are (asked only when the callback is called).
     #[inline]
-    pub fn tick(&mut self, now: Time, end: Time, events: u64) -> Result<()> {
+    pub fn tick(&mut self, now: Time, end: Time, events: u64, jobs: impl FnOnce() -> Vec<JobProgress>) -> Result<()> {
         let wall = Instant::now();
         if wall < self.next {
             return Ok(());
@@ -52,6 +68,7 @@ impl Observer {
             end_us: ps_to_us(end),
             wall_s: (wall - self.started).as_secs_f64(),
             events,
+            jobs: jobs(),
         };
         if (self.f)(&p) {
             Ok(())

@@ -372,7 +372,8 @@ impl<R: Routing> Simulation<R> {
             self.watch(barrier, watchdog)?;
             self.watch_steady(barrier);
             if let Some(o) = &mut self.observer {
-                o.tick(barrier, end, self.core.acct.events)?;
+                let traffic = &self.traffic;
+                o.tick(barrier, end, self.core.acct.events, || traffic.progress())?;
             }
             if barrier >= next_check {
                 self.check_invariants()?;

@@ -20,6 +20,7 @@ use super::mpi::placement;
 use super::{Synthetic, Workload, WorkloadCtx};
 use crate::config::workload::Background;
 use crate::config::Experiment;
+use crate::engine::observe::JobProgress;
 use crate::error::Result;
 use crate::network::{Packet, Stamps};
 use crate::stats::ProbeSpec;
@@ -275,6 +276,10 @@ impl Workload for WithBackground {
 
     fn probes(&self) -> Vec<ProbeSpec> {
         self.jobs.probes()
+    }
+
+    fn progress(&self) -> Vec<JobProgress> {
+        self.jobs.progress()
     }
 
     fn background(&self, end: Time) -> Option<BackgroundReport> {

@@ -15,6 +15,7 @@ use rand::SeedableRng;
 
 use crate::engine::core::Core;
 use crate::engine::event::Event;
+use crate::engine::observe::JobProgress;
 use crate::engine::stream_seed;
 use crate::network::{Packet, Stamps};
 use crate::routing::Rng;
@@ -86,6 +87,12 @@ pub trait Workload: Send {
     /// The workload's own results at the end of the run (at `end`).
     fn report(&self, _end: Time) -> Option<mpi::metrics::WorkloadReport> {
         None
+    }
+
+    /// How far each job is, for a progress display (called about every 0.2 s of wall time, so
+    /// it may look at every rank).
+    fn progress(&self) -> Vec<JobProgress> {
+        Vec::new()
     }
 
     /// What background traffic beside the jobs did ([`background`]), at the end `end`.
@@ -217,6 +224,14 @@ impl Traffic {
     /// See [`Workload::ends_in_flight`].
     pub fn ends_in_flight(&self) -> bool {
         matches!(self, Traffic::Custom(w) if w.ends_in_flight())
+    }
+
+    /// See [`Workload::progress`].
+    pub fn progress(&self) -> Vec<JobProgress> {
+        match self {
+            Traffic::Custom(w) => w.progress(),
+            Traffic::Synthetic(_) => Vec::new(),
+        }
     }
 
     /// See [`Workload::background`].

@@ -36,6 +36,7 @@ pub mod collective;
 pub mod metrics;
 pub mod op;
 pub mod placement;
+mod progress;
 pub mod rank;
 mod run;
 

@@ -71,6 +71,10 @@ impl Workload for Mpi {
         self.jobs_done == self.jobs.len()
     }
 
+    fn progress(&self) -> Vec<crate::engine::observe::JobProgress> {
+        self.job_progress()
+    }
+
     fn stalled(&self) -> Option<String> {
         if self.finished() {
             return None;
