@@ -11,6 +11,7 @@ import polars as pl
 
 from dflab import engine
 from dflab.config import Experiment
+from dflab.engine import JobProgress
 from dflab.errors import UserError
 from dflab.loading import load_experiment, validate, with_overrides
 from dflab.workload import WorkloadResult
@@ -163,7 +164,7 @@ class Result:
             probes=Probes.from_dict(raw.get("probes") or {}),
             diagnostics=Diagnostics.from_dict(raw.get("diagnostics") or {}),
             workload=(
-                WorkloadResult.from_engine(raw["workload"], raw.get("ports"))
+                WorkloadResult.from_engine(raw["workload"], raw.get("ports"), raw.get("background"))
                 if raw.get("workload")
                 else None
             ),
@@ -191,6 +192,7 @@ def simulate(
     config: Experiment | dict[str, Any] | str | Path,
     *,
     progress: Callable[[float, float, float], None] | None = None,
+    job_progress: Callable[[list[JobProgress]], None] | None = None,
     **overrides: Any,
 ) -> Result:
     """Run one experiment.
@@ -199,6 +201,9 @@ def simulate(
     `overrides` are dotted (`**{"traffic.load": 0.3}`) or nested (`routing={"algorithm": "VALn"}`).
     `progress(now_us, end_us, wall_s)` is called about every 0.2 s of wall time; an exception
     it raises stops the run. Ctrl-C stops a run within about that time (KeyboardInterrupt).
+    In a workload run `job_progress(jobs)` is called just before, one `dflab.engine.JobProgress`
+    per job (iterations and ranks finished).
     """
     experiment = with_overrides(as_experiment(config), overrides)
-    return Result.from_engine(engine.simulate(experiment.to_engine_json(), progress=progress))
+    raw = engine.simulate(experiment.to_engine_json(), progress=progress, job_progress=job_progress)
+    return Result.from_engine(raw)

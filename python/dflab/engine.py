@@ -8,6 +8,7 @@ deadlocks and invariant failures keep their own types.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -47,17 +48,53 @@ def _call(function: str, config_json: str) -> Any:
         raise
 
 
+@dataclass(frozen=True)
+class JobProgress:
+    """How far one job of a workload run is (the `job_progress` callback's items)."""
+
+    name: str
+    ranks: int
+    ranks_done: int
+    # Iterations per rank, and iterations finished summed over the ranks.
+    iterations: int
+    iterations_done: int
+
+    @property
+    def fraction(self) -> float:
+        """Finished rank-iterations over all of them (1 for a job without iterations once its
+        ranks are done)."""
+        total = self.ranks * self.iterations
+        if total == 0:
+            return 1.0 if self.ranks_done == self.ranks else 0.0
+        return self.iterations_done / total
+
+    def describe(self) -> str:
+        """'fft3d 3.0/8 it (38%)': mean iterations per rank finished."""
+        mean = self.iterations_done / self.ranks if self.ranks else 0.0
+        return f"{self.name} {mean:.1f}/{self.iterations} it ({100 * self.fraction:.0f}%)"
+
+
 def simulate(
-    config_json: str, progress: Callable[[float, float, float], None] | None = None
+    config_json: str,
+    progress: Callable[[float, float, float], None] | None = None,
+    job_progress: Callable[[list[JobProgress]], None] | None = None,
 ) -> dict[str, Any]:
     """Run one experiment. `progress(now_us, end_us, wall_s)` is called about every 0.2 s of
-    wall time; Ctrl-C raises KeyboardInterrupt within about that time."""
-    if progress is None:
+    wall time; in a workload run `job_progress(jobs)` just before it, one `JobProgress` per
+    job. Ctrl-C raises KeyboardInterrupt within about that time."""
+    if progress is None and job_progress is None:
         return _call("simulate", config_json)
     core = _core()
     config_error = getattr(core, "ConfigError", None)
+    jobs = None
+    if job_progress is not None:
+        report = job_progress
+
+        def jobs(raw: list[tuple[str, int, int, int, int]]) -> None:
+            report([JobProgress(*job) for job in raw])
+
     try:
-        return core.simulate(config_json, progress)
+        return core.simulate(config_json, progress, job_progress=jobs)
     except Exception as exc:
         if config_error is not None and isinstance(exc, config_error):
             raise UserError(str(exc)) from None

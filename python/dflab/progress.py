@@ -3,7 +3,8 @@
 The engine calls back about every 0.2 s of wall time (and checks for Ctrl-C then, so a run
 stops within about that). On a terminal a progress bar shows the simulated time and an ETA;
 when stderr is not a terminal (batch logs, `nohup`), a plain line every `DFLAB_PROGRESS_S`
-seconds (default 30) says the same, so a long job is never silent.
+seconds (default 30) says the same, so a long job is never silent. A workload run also shows
+each job's finished iterations (a bar per job, or `jobs:` on the plain line).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from dflab.engine import JobProgress
 from dflab.errors import UserError
 
 DEFAULT_LINE_EVERY_S = 30.0
@@ -70,13 +72,16 @@ def eta_s(now_us: float, end_us: float, wall_s: float) -> float | None:
     return wall_s * (end_us - now_us) / now_us
 
 
-def describe(now_us: float, end_us: float, wall_s: float) -> str:
-    """One plain progress line."""
+def describe(
+    now_us: float, end_us: float, wall_s: float, jobs: list[JobProgress] | None = None
+) -> str:
+    """One plain progress line (with each job's iterations in a workload run)."""
     done = 100.0 * now_us / end_us if end_us > 0 else 100.0
     eta = eta_s(now_us, end_us, wall_s)
     eta_text = f", ETA {eta:.0f} s" if eta is not None else ""
     where = f"t = {now_us:.1f} of {end_us:.1f} us"
-    return f"progress: {done:.0f}% ({where}) after {wall_s:.0f} s{eta_text}"
+    jobs_text = f"; jobs: {', '.join(job.describe() for job in jobs)}" if jobs else ""
+    return f"progress: {done:.0f}% ({where}) after {wall_s:.0f} s{eta_text}{jobs_text}"
 
 
 @dataclass
@@ -87,6 +92,11 @@ class Tracker:
     end_us: float = 0.0
     wall_s: float = 0.0
     listeners: list[Callable[[float, float, float], None]] = field(default_factory=list)
+    # Each job's progress in a workload run (reported just before the time).
+    jobs: list[JobProgress] = field(default_factory=list)
+
+    def on_jobs(self, jobs: list[JobProgress]) -> None:
+        self.jobs = jobs
 
     def __call__(self, now_us: float, end_us: float, wall_s: float) -> None:
         self.now_us, self.end_us, self.wall_s = now_us, end_us, wall_s
@@ -106,10 +116,10 @@ def simulate_with_progress(
     err: Console,
     tracker: Tracker,
 ) -> dict[str, Any]:
-    """Run `simulate(config_json, progress=...)` showing progress on `err`."""
+    """Run `simulate(config_json, progress=..., job_progress=...)` showing progress on `err`."""
     if err.is_terminal:
         columns = (
-            TextColumn(f"simulating {label}"),
+            TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.fields[t]}"),
             TimeElapsedColumn(),
@@ -117,14 +127,20 @@ def simulate_with_progress(
             TimeRemainingColumn(),
         )
         with Progress(*columns, console=err, transient=True) as bar:
-            task = bar.add_task("run", total=1.0, t="")
+            task = bar.add_task(f"simulating {label}", total=1.0, t="")
+            job_tasks: list[Any] = []
 
             def show(now_us: float, end_us: float, _wall: float) -> None:
                 done = now_us / end_us if end_us > 0 else 1.0
                 bar.update(task, completed=done, t=f"{now_us:.1f}/{end_us:.1f} us")
+                for i, job in enumerate(tracker.jobs):
+                    if i == len(job_tasks):
+                        job_tasks.append(bar.add_task(f"  job {job.name}", total=1.0, t=""))
+                    text = f"{job.describe()}, {job.ranks_done}/{job.ranks} ranks done"
+                    bar.update(job_tasks[i], completed=job.fraction, t=text)
 
             tracker.listeners.append(show)
-            return simulate(config_json, progress=tracker)
+            return simulate(config_json, progress=tracker, job_progress=tracker.on_jobs)
     every = line_every_s()
     last = time.monotonic()
 
@@ -132,7 +148,7 @@ def simulate_with_progress(
         nonlocal last
         if time.monotonic() - last >= every:
             last = time.monotonic()
-            err.print(describe(now_us, end_us, wall_s), highlight=False)
+            err.print(describe(now_us, end_us, wall_s, tracker.jobs), highlight=False)
 
     tracker.listeners.append(line)
-    return simulate(config_json, progress=tracker)
+    return simulate(config_json, progress=tracker, job_progress=tracker.on_jobs)

@@ -207,10 +207,39 @@ def jobs_table(jobs: Sequence[Mapping[str, Any]]) -> Table:
     return rows_table(jobs, list(JOB_COLUMNS), "jobs", labels=JOB_COLUMNS)
 
 
+# (background row field, column label) of `dflab run`'s background table.
+BACKGROUND_COLUMNS = {
+    "placement": "background",
+    "nodes": "nodes",
+    "pattern": "pattern",
+    "load": "load",
+    "offered_load": "offered",
+    "accepted_load": "accepted",
+    "packets_delivered": "packets",
+    "latency_mean_ns": "lat. mean ns",
+    "latency_p99_ns": "lat. p99 ns",
+}
+
+
+def background_table(row: Mapping[str, Any]) -> Table:
+    """The background traffic beside a workload's jobs."""
+    return rows_table([row], list(BACKGROUND_COLUMNS), "background", labels=BACKGROUND_COLUMNS)
+
+
+def _background(result: Any) -> dict[str, Any] | None:
+    w = result.workload
+    if w is None or w.background is None:
+        return None
+    return dict(w.background.to_dicts()[0])
+
+
 def run_json(result: Any) -> str:
     """`dflab run --json`: the summary, whether it reached a steady state, how the run went,
-    and a workload run's job rows, as one JSON object."""
+    and a workload run's job rows (and its background traffic), as one JSON object."""
     jobs = {"jobs": result.workload.jobs.to_dicts()} if result.workload is not None else {}
+    background = _background(result)
+    if background is not None:
+        jobs["background"] = background
     return to_json(
         {
             **result.summary.to_dict(),
@@ -226,4 +255,7 @@ def run_tables(result: Any, title: str) -> list[Table]:
     tables = [summary_table({**result.summary.to_dict(), **result.execution.to_dict()}, title)]
     if result.workload is not None:
         tables.append(jobs_table(result.workload.jobs.to_dicts()))
+    background = _background(result)
+    if background is not None:
+        tables.append(background_table(background))
     return tables

@@ -119,10 +119,16 @@ class WorkloadResult:
     # One row per router port: router, port, class (host/local/global/unused), group, peer,
     # peer_group, stall_us, and `bytes`, the bytes each job sent through it (a list by job).
     ports: pl.DataFrame
+    # Background traffic beside the jobs (`workload.background`): one row with its nodes,
+    # pattern, load, packets, offered and accepted load and latency; None without.
+    background: pl.DataFrame | None = None
 
     @classmethod
     def from_engine(
-        cls, raw: dict[str, Any], ports: list[dict[str, Any]] | None = None
+        cls,
+        raw: dict[str, Any],
+        ports: list[dict[str, Any]] | None = None,
+        background: dict[str, Any] | None = None,
     ) -> WorkloadResult:
         window = float(raw.get("throughput_window_us", 1.0))
         rows = [
@@ -152,6 +158,7 @@ class WorkloadResult:
             iterations=iterations,
             throughput=throughput,
             ports=pl.DataFrame(ports or []),
+            background=pl.DataFrame([background]) if background else None,
         )
 
 

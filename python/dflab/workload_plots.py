@@ -50,6 +50,8 @@ def write_workload(result: Any, directory: Path, option: str = "--workload-out")
         getattr(w, name).write_parquet(buffer)
         files[f"{name}.parquet"] = buffer.getvalue()
     meta = {"summary": result.summary.to_dict(), "config": result.config}
+    if w.background is not None:
+        meta["background"] = w.background.to_dicts()[0]
     files["run.json"] = json.dumps(meta, indent=1, sort_keys=True).encode()
     written = []
     for name, data in files.items():

@@ -1,5 +1,6 @@
 """Workloads from Python and the CLI: programs written as functions, the per-job frames, the
-job table of `dflab run`, the deadlock report and field-named errors."""
+job table of `dflab run`, background traffic beside the jobs, each job's progress while a run
+goes, the deadlock report and field-named errors."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import polars as pl
 import pytest
 
 from dflab.api import simulate
+from dflab.engine import JobProgress
 from dflab.errors import UserError
+from dflab.progress import describe
 from dflab.workload import (
     allreduce,
     alltoall,
@@ -113,6 +116,7 @@ def _toml(config: dict) -> str:
         lines.append(f"[{section}]")
         lines += [f"{k} = {json.dumps(v)}" for k, v in table.items()]
     lines.append("[workload]")
+    lines += [f"{k} = {json.dumps(v)}" for k, v in config["workload"].items() if k != "jobs"]
     for job in config["workload"]["jobs"]:
         lines.append("[[workload.jobs]]")
         for k, v in job.items():
@@ -168,3 +172,66 @@ def test_workload_out_and_its_figure(tmp_path: Path) -> None:
     plain.write_text(_toml({**NET, "workload": {"jobs": [job]}}).split("[workload]")[0])
     proc = run_cli("run", str(plain), "--workload-out", str(tmp_path / "x"))
     assert proc.returncode != 0 and "--workload-out" in proc.stderr
+
+
+# A 36-rank all-to-all on random nodes: the 36 idle nodes sit among its nodes.
+def _alltoall(iterations: int) -> dict:
+    params = {"iterations": iterations, "bytes": 4096}
+    return {"motif": "alltoall", "ranks": 36, "wait2start_us": 0.0, "params": params}
+
+
+def test_background_traffic_runs_beside_the_jobs(tmp_path: Path) -> None:
+    workload = {"jobs": [_alltoall(4)], "placement": "random", "background": "idle-nodes"}
+    config = {**NET, "traffic": {"load": 0.4}, "workload": workload}
+    result = simulate(config)
+    w = result.workload
+    assert w is not None and w.background is not None
+    bg = w.background.row(0, named=True)
+    described = (bg["placement"], bg["nodes"], bg["pattern"], bg["load"])
+    assert described == ("idle-nodes", 36, "ur", 0.4)
+    assert bg["offered_load"] == pytest.approx(0.4, rel=0.05)
+    assert bg["accepted_load"] == pytest.approx(bg["offered_load"], rel=0.03)
+    # The jobs' rows count their own packets only; the run ends with the job.
+    assert w.jobs["packets"].sum() + bg["packets_delivered"] <= result.summary.packets_delivered
+    assert result.summary.sim_time_us == pytest.approx(w.jobs["exec_us"][0])
+    toml = tmp_path / "bg.toml"
+    toml.write_text(_toml(config))
+    proc = run_cli("run", str(toml), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["background"]["nodes"] == 36
+    proc = run_cli("run", str(toml))
+    assert proc.returncode == 0, proc.stderr
+    assert "background" in proc.stdout and "idle-nodes" in proc.stdout
+    # Without background nothing says so.
+    assert simulate({**NET, "workload": {"jobs": [_alltoall(1)]}}).workload.background is None
+
+
+def test_background_on_idle_nodes_needs_idle_nodes() -> None:
+    jobs = [{"motif": "alltoall", "ranks": 72}]
+    with pytest.raises(UserError, match=r"workload\.background.*0 of the network's 72 nodes idle"):
+        simulate({**NET, "workload": {"jobs": jobs, "background": "idle-nodes"}})
+    with pytest.raises(UserError, match="background"):
+        simulate({**NET, "workload": {"jobs": jobs, "background": "idle"}})
+
+
+def test_job_progress_reaches_the_api_and_the_plain_progress_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = describe(10.0, 40.0, 2.0, [JobProgress("fft3d", 4, 1, 8, 12)])
+    assert line.endswith("; jobs: fft3d 3.0/8 it (38%)"), line
+    assert not describe(10.0, 40.0, 2.0, []).endswith(")")
+    # A run of about a second of wall time: the engine reports about every 0.2 s.
+    workload = {"jobs": [_alltoall(24)], "placement": "random", "background": "idle-nodes"}
+    config = {**NET, "traffic": {"load": 0.5}, "workload": workload}
+    seen: list[list[JobProgress]] = []
+    simulate(config, job_progress=seen.append)
+    assert seen and all(len(jobs) == 1 and jobs[0].name == "alltoall" for jobs in seen)
+    assert all(0 <= jobs[0].iterations_done <= 36 * 24 for jobs in seen)
+    toml = tmp_path / "long.toml"
+    toml.write_text(_toml(config))
+    monkeypatch.setenv("DFLAB_PROGRESS_S", "0.01")
+    proc = run_cli("run", str(toml))
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("progress: ")]
+    assert lines, proc.stderr
+    assert all("; jobs: alltoall " in ln and "/24 it (" in ln for ln in lines), proc.stderr

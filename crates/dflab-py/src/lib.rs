@@ -35,14 +35,18 @@ fn parse(config_json: &str) -> PyResult<Experiment> {
 /// Run one experiment; returns {"summary", "execution", "series", "hops_histogram", "probes",
 /// "config"}. About every `every_s` seconds of wall time the engine checks for Python signals
 /// (Ctrl-C raises KeyboardInterrupt within about that time) and calls `progress(now_us,
-/// end_us, wall_s)` if given; an exception it raises stops the run and propagates.
+/// end_us, wall_s)` if given; an exception it raises stops the run and propagates. In a workload
+/// run, `job_progress(jobs)` is called just before, if given, with one `(name, ranks,
+/// ranks_done, iterations, iterations_done)` tuple per job (`iterations_done` summed over the
+/// ranks).
 #[pyfunction]
-#[pyo3(signature = (config_json, progress = None, every_s = 0.2))]
+#[pyo3(signature = (config_json, progress = None, every_s = 0.2, job_progress = None))]
 fn simulate<'py>(
     py: Python<'py>,
     config_json: &str,
     progress: Option<Py<PyAny>>,
     every_s: f64,
+    job_progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
     // What the observer raised, handed back to Python once the engine has stopped.
@@ -50,10 +54,22 @@ fn simulate<'py>(
     let stash = raised.clone();
     let observe = move |p: &Progress| -> bool {
         Python::attach(|py| {
-            let outcome = py.check_signals().and_then(|()| match &progress {
-                Some(f) => f.call1(py, (p.now_us, p.end_us, p.wall_s)).map(drop),
-                None => Ok(()),
-            });
+            let jobs = || -> Vec<(&str, u32, u32, u32, u64)> {
+                p.jobs
+                    .iter()
+                    .map(|j| (j.name.as_str(), j.ranks, j.ranks_done, j.iterations, j.iterations_done))
+                    .collect()
+            };
+            let outcome = py
+                .check_signals()
+                .and_then(|()| match &job_progress {
+                    Some(f) if !p.jobs.is_empty() => f.call1(py, (jobs(),)).map(drop),
+                    _ => Ok(()),
+                })
+                .and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (p.now_us, p.end_us, p.wall_s)).map(drop),
+                    None => Ok(()),
+                });
             outcome.map_err(|e| *stash.lock().expect("not poisoned") = Some(e)).is_ok()
         })
     };
