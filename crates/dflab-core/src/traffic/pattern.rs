@@ -318,6 +318,11 @@ impl PatternSampler {
         matches!(self.kind, Kind::Uniform)
     }
 
+    /// Whether the pattern is a random node permutation (`perm`).
+    pub fn is_permutation(&self) -> bool {
+        matches!(self.kind, Kind::Table(_))
+    }
+
     #[inline(always)]
     pub fn destination<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
         match self.others {

@@ -14,6 +14,7 @@
 //! background packets a job's nodes send count for that job.
 
 use hdrhistogram::Histogram;
+use rand::SeedableRng;
 use serde::Serialize;
 
 use super::mpi::placement;
@@ -23,9 +24,10 @@ use crate::config::Experiment;
 use crate::engine::observe::JobProgress;
 use crate::error::Result;
 use crate::network::{Packet, Stamps};
+use crate::routing::Rng;
 use crate::stats::ProbeSpec;
 use crate::topology::Topology;
-use crate::traffic::pattern::uniform_below;
+use crate::traffic::pattern::{random_permutation, uniform_below};
 use crate::traffic::PatternSampler;
 use crate::units::{ps_to_ns, Time};
 
@@ -44,12 +46,15 @@ pub struct NodeSet {
     index: Vec<u32>,
     /// Per node: the first member at or after it (cyclically).
     next: Vec<u32>,
+    /// A random permutation of the members (by index), for `perm`.
+    perm: Vec<u32>,
     allow_self: bool,
 }
 
 impl NodeSet {
-    /// `nodes` (increasing, at least one; two without `allow_self`) of a network of `all`.
-    pub fn new(nodes: Vec<u32>, all: usize, allow_self: bool) -> NodeSet {
+    /// `nodes` (increasing, at least one; two without `allow_self`) of a network of `all`;
+    /// the permutation for `perm` is drawn from `rng`.
+    pub fn new(nodes: Vec<u32>, all: usize, allow_self: bool, rng: &mut Rng) -> NodeSet {
         let mut index = vec![u32::MAX; all];
         for (i, &n) in nodes.iter().enumerate() {
             index[n as usize] = i as u32;
@@ -62,17 +67,23 @@ impl NodeSet {
             }
             next[n] = after;
         }
-        NodeSet { nodes, index, next, allow_self }
+        let perm = random_permutation(nodes.len() as u32, allow_self, rng);
+        NodeSet { nodes, index, next, perm, allow_self }
     }
 
     /// A destination for a packet of `src` (a member): uniform traffic draws uniformly among
-    /// the members; any other pattern draws up to [`REDRAWS`] times for a member (not `src`
-    /// unless allowed), then takes the first member after its last draw.
+    /// the members, a permutation is one of the members; any other pattern draws up to
+    /// [`REDRAWS`] times for a member (not `src` unless allowed), then takes the first member
+    /// after its last draw.
     #[inline]
     pub fn destination<R: rand::Rng>(&self, sampler: &mut PatternSampler, src: u32, rng: &mut R) -> u32 {
+        let i = self.index[src as usize];
         if sampler.is_uniform() {
             let m = self.nodes.len() as u32;
-            return self.nodes[uniform_below(m, self.index[src as usize], self.allow_self, rng) as usize];
+            return self.nodes[uniform_below(m, i, self.allow_self, rng) as usize];
+        }
+        if sampler.is_permutation() {
+            return self.nodes[self.perm[i as usize] as usize];
         }
         let mut d = src;
         for _ in 0..REDRAWS {
@@ -158,7 +169,10 @@ impl WithBackground {
             }
             _ => None,
         };
-        let within = idle.clone().map(|nodes| NodeSet::new(nodes, all, cfg.traffic.allow_self));
+        // The set's permutation comes from a stream of its own (kinds 0-3 are the engine's, 16
+        // the placement's).
+        let mut rng = Rng::seed_from_u64(crate::engine::stream_seed(cfg.seed, 17, 0));
+        let within = idle.clone().map(|nodes| NodeSet::new(nodes, all, cfg.traffic.allow_self, &mut rng));
         let lane = jobs.fixed_delays().len();
         let bg = Synthetic::new(cfg, topo)?.as_background(within, KIND_BASE, lane, BACKGROUND_TAG);
         let n = &cfg.network;
@@ -319,17 +333,15 @@ impl Workload for WithBackground {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::Rng;
-    use rand::SeedableRng;
 
     /// Uniform traffic in a set draws every other member about equally and nothing outside.
     #[test]
     fn uniform_destinations_stay_in_the_set_and_cover_it() {
         let cfg = Experiment::default();
         let topo = Topology::new(&cfg.topology).unwrap();
-        let set = NodeSet::new(vec![3, 10, 11, 40], topo.nodes(), false);
-        let pattern = cfg.traffic.pattern.parse("traffic.pattern", &topo).unwrap();
         let mut rng = Rng::seed_from_u64(1);
+        let set = NodeSet::new(vec![3, 10, 11, 40], topo.nodes(), false, &mut rng);
+        let pattern = cfg.traffic.pattern.parse("traffic.pattern", &topo).unwrap();
         let mut sampler = PatternSampler::new(pattern, &topo, false, &mut rng);
         let mut seen = [0u32; 4];
         for _ in 0..3000 {
@@ -346,13 +358,29 @@ mod tests {
     fn other_patterns_fall_back_to_the_next_member() {
         let cfg = Experiment::default();
         let topo = Topology::new(&cfg.topology).unwrap();
-        let set = NodeSet::new(vec![0, 1], topo.nodes(), false);
-        let pattern = crate::traffic::PatternSpec::from("adv+1").parse("traffic.pattern", &topo).unwrap();
         let mut rng = Rng::seed_from_u64(1);
+        let set = NodeSet::new(vec![0, 1], topo.nodes(), false, &mut rng);
+        let pattern = crate::traffic::PatternSpec::from("adv+1").parse("traffic.pattern", &topo).unwrap();
         let mut sampler = PatternSampler::new(pattern, &topo, false, &mut rng);
         for src in [0, 1] {
             let d = set.destination(&mut sampler, src, &mut rng);
             assert_eq!(d, 1 - src);
         }
+    }
+
+    /// `perm` in a set is a permutation of the set, without fixed points.
+    #[test]
+    fn a_permutation_permutes_the_set() {
+        let cfg = Experiment::default();
+        let topo = Topology::new(&cfg.topology).unwrap();
+        let mut rng = Rng::seed_from_u64(1);
+        let members: Vec<u32> = (0..topo.nodes() as u32).filter(|n| n % 3 == 1).collect();
+        let set = NodeSet::new(members.clone(), topo.nodes(), false, &mut rng);
+        let pattern = crate::traffic::PatternSpec::from("perm").parse("traffic.pattern", &topo).unwrap();
+        let mut sampler = PatternSampler::new(pattern, &topo, false, &mut rng);
+        let mut got: Vec<u32> = members.iter().map(|&s| set.destination(&mut sampler, s, &mut rng)).collect();
+        assert!(members.iter().zip(&got).all(|(s, d)| s != d));
+        got.sort_unstable();
+        assert_eq!(got, members);
     }
 }
