@@ -152,6 +152,10 @@ class Experiment(ExperimentModel):
         workload = data.pop("workload", None)
         if workload is not None:
             workload = {k: v for k, v in workload.items() if v is not None}
+            # No background traffic: the engine's form leaves the key out (the store's key of a
+            # workload run stays what it was before the key existed).
+            if workload.get("background") == "none":
+                del workload["background"]
             workload["jobs"] = [
                 {k: v for k, v in job.items() if v is not None} for job in workload["jobs"]
             ]
