@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::small;
 use dflab_core::config::workload::{Background, JobConfig, Placement, WorkloadConfig};
-use dflab_core::config::Arrangement;
+use dflab_core::config::{Arrangement, PhaseConfig, Process};
 use dflab_core::engine::observe::{JobProgress, Observer};
 use dflab_core::workload::background::BackgroundReport;
 use dflab_core::{Experiment, SimResult};
@@ -86,6 +86,23 @@ fn background_slows_a_co_running_job() {
     eprintln!("alone {alone:.2} us, idle-nodes 0.9 {idle:.2} us, all-nodes 0.6 {all:.2} us");
     assert!(idle > alone * 1.01, "idle-nodes background: {idle} vs {alone}");
     assert!(all > alone * 1.01, "all-nodes background: {all} vs {alone}");
+}
+
+#[test]
+fn every_injection_process_runs_as_background_on_its_nodes_only() {
+    // Lock-step rounds, periodic events and Bernoulli slots: each generates on the 36 idle
+    // nodes alone, at its load, with a phase changing the load half way.
+    for process in [Process::Lockstep, Process::Periodic, Process::Bernoulli] {
+        let mut e = jobs(Background::IdleNodes, 0.2);
+        e.traffic.process = process;
+        e.traffic.phases = vec![PhaseConfig { start_us: 300.0, load: Some(0.6), pattern: None }];
+        let r = run(&e);
+        let b = bg(&r);
+        let end = r.summary.sim_time_us;
+        let want = (0.2 * 300.0 + 0.6 * (end - 300.0)) / end;
+        assert!((b.offered_load - want).abs() < 0.03 * want, "{process:?}: {} vs {want}", b.offered_load);
+        assert!(b.offered_load - b.accepted_load < 0.02 * b.offered_load, "{process:?}");
+    }
 }
 
 #[test]
