@@ -163,9 +163,11 @@ class Job(Section):
 
 
 class Mpi(Section):
-    """The MPI and NIC model: protocol sizes and the fixed delays of a message's path."""
+    """The MPI and NIC model: protocol sizes, the fixed delays of a message's path and the host's costs per message and per call (defaults: the SC'22 toolkit's Firefly/Hermes; a host cost set to 0, or `rendezvous_ack = false`, leaves it out)."""
 
-    eager_copy_ps_per_byte: Number = Field(0.0, ge=0.0, le=1000000.0, description="Host time to copy an eager send's payload before the NIC sees it, ps per byte (the SC'22 toolkit's Firefly charges 344, `txMemcpyMod`; 0 leaves it out).")
+    call_enter_ns: Number = Field(30.0, ge=0.0, le=1000000.0, description="Host time of every MPI call of a program before it takes effect, ns (Firefly's `functionSM` enter latency: 30). A collective is one call; its own messages pay none.")
+    call_return_ns: Number = Field(30.0, ge=0.0, le=1000000.0, description="Host time from an MPI call's completion to the program's next operation, ns (Firefly's `functionSM` return latency: 30).")
+    eager_copy_ps_per_byte: Number = Field(344.0, ge=0.0, le=1000000.0, description="Host time to copy an eager send's payload before the NIC sees it, ps per byte (the SC'22 toolkit's Firefly: 344, `txMemcpyMod`; 0 leaves it out).")
     eager_limit_bytes: int = Field(12000, ge=0, le=1000000000000.0, description='Messages of at most this payload go eagerly (data with the match header); larger ones by rendezvous (request to send, clear to send, then the data). Hermes `shortMsgLength`.')
     header_bytes: int = Field(40, ge=1, le=65536, description="The match header an eager message carries and the size of each rendezvous control message (fitted to the SC'22 Table I totals: about 40 B per eager and 80 B per rendezvous message beyond the payload).")
     match_ns: Number = Field(15.0, ge=0.0, le=1000000.0, description='Host time to match a message with a receive (Hermes matchDelay), ns.')
@@ -173,9 +175,9 @@ class Mpi(Section):
     nic_rx_match_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='NIC time to match an arrived message (NIC rxMatchDelay), ns.')
     nic_tx_ns: Number = Field(5.0, ge=0.0, le=1000000.0, description="NIC time from a send's start to its first packet (NIC txDelay), ns.")
     nic_window_packets: int = Field(2, ge=1, le=1024, description='Packets a NIC keeps in its source queue at once; the rest of its messages wait in the NIC and are packetised as the queue drains (messages leave in the order they were started).')
-    rendezvous_ack: bool = Field(False, description="A rendezvous send completes when the receiver's acknowledgement (a `header_bytes` message sent when the data is in) arrives, as Firefly's does; false: when its last data packet is in the source queue.")
-    rendezvous_pin_ns: Number = Field(0.0, ge=0.0, le=1000000.0, description="Host time to pin a rendezvous send's buffer before its request to send, ns (the toolkit: 300), plus `rendezvous_pin_ns_per_page` per 4 KiB page (the toolkit: 10).")
-    rendezvous_pin_ns_per_page: Number = Field(0.0, ge=0.0, le=1000000.0, description='')
+    rendezvous_ack: bool = Field(True, description="A rendezvous send completes when the receiver's acknowledgement (a `header_bytes` message sent when the data is in) arrives, as Firefly's does; false: when its last data packet is in the source queue.")
+    rendezvous_pin_ns: Number = Field(300.0, ge=0.0, le=1000000.0, description="Host time to pin a rendezvous send's buffer before its request to send, ns (the toolkit: 300), plus `rendezvous_pin_ns_per_page` per 4 KiB page (the toolkit: 10).")
+    rendezvous_pin_ns_per_page: Number = Field(10.0, ge=0.0, le=1000000.0, description='')
     rx_setup_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='Host time to post a receive (Hermes rx setup), ns.')
     tx_setup_ns: Number = Field(13.0, ge=0.0, le=1000000.0, description='Host time to start a send (Hermes tx setup), ns.')
 
@@ -185,7 +187,7 @@ class Workload(Section):
 
     background: Annotated[str, AfterValidator(choice(('none', 'idle-nodes', 'all-nodes')))] = Field('none', description="Synthetic traffic beside the jobs (`[traffic]`: pattern, load, process, phases): none, on the idle nodes, or on all nodes. It does not keep the run going: the run still ends when every job has finished. `none` is left out of the serialised form (and so of the result store's key).")
     jobs: list[Job] = Field(default_factory=list, description='The jobs, placed in this order.')
-    mpi: Mpi = Field(default_factory=Mpi, description="The MPI and NIC model: protocol sizes and the fixed delays of a message's path.")
+    mpi: Mpi = Field(default_factory=Mpi, description="The MPI and NIC model: protocol sizes, the fixed delays of a message's path and the host's costs per message and per call (defaults: the SC'22 toolkit's Firefly/Hermes; a host cost set to 0, or `rendezvous_ack = false`, leaves it out).")
     placement: Annotated[str, AfterValidator(choice(('linear', 'random', 'random-list', 'file')))] = Field('linear', description='How job ranks are mapped to nodes. Jobs take consecutive slices of one node order, in job order (rank r of a job is the r-th node of its slice); the nodes after the last job stay idle.')
     placement_file: str | None = Field(None, description='The node list of the `file` placement (a path, relative to the working directory).')
     placement_seed: int = Field(0, ge=0, le=18446744073709551615, description='The seed of the `random-list` permutation.')

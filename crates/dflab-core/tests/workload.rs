@@ -32,9 +32,14 @@ fn job(ranks: u32, ops: Value) -> JobConfig {
     }
 }
 
+/// The jobs on `e` with the bare protocol: the toolkit's host costs (copy, pinning,
+/// acknowledgement, call entry and return) left out; the tests that want them set them.
 fn with_jobs(mut e: Experiment, jobs: Vec<JobConfig>) -> Experiment {
     let mut w = WorkloadConfig { jobs, placement: Placement::Linear, ..Default::default() };
-    w.mpi.header_bytes = 512;
+    let m = &mut w.mpi;
+    m.header_bytes = 512;
+    (m.eager_copy_ps_per_byte, m.rendezvous_pin_ns, m.rendezvous_pin_ns_per_page) = (0.0, 0.0, 0.0);
+    (m.rendezvous_ack, m.call_enter_ns, m.call_return_ns) = (false, 0.0, 0.0);
     e.workload = Some(w);
     e
 }
@@ -466,4 +471,44 @@ fn toolkit_host_costs_shift_the_schedule_by_their_own_amounts() {
     assert_eq!(stop(&rep, 0), ack + ARRIVE);
     // The acknowledgement is a third control message on the wire.
     assert_eq!((rep.jobs[0].wire_bytes, rep.jobs[0].packets), (40 * 512 + 3 * 512, 43));
+}
+
+/// Every MPI call of a program costs its entry (30 ns) before it takes effect and its return
+/// (30 ns) after it completes, a `waitall` with nothing left to wait for too; a collective is
+/// one call, its own messages pay nothing.
+#[test]
+fn every_mpi_call_pays_its_entry_and_return() {
+    const CALL: Time = 30 * NS;
+    let calls = |mut e: Experiment| {
+        let m = &mut e.workload.as_mut().unwrap().mpi;
+        (m.call_enter_ns, m.call_return_ns) = (30.0, 30.0);
+        e
+    };
+    // Rank 0: isend (posted at 30 ns, its packets in the source queue at 48), waitall: four
+    // calls' worth. Rank 71: irecv (posted at 30), waitall until the message is matched.
+    let e = calls(with_jobs(
+        net(),
+        vec![pair_job(json!([
+            { "rank": 0, "op": "isend", "peer": 71, "bytes": 512 },
+            { "rank": 0, "op": "waitall" },
+            { "rank": 71, "op": "irecv", "peer": 0 },
+            { "rank": 71, "op": "waitall" },
+        ]))],
+    ));
+    let rep = report(&e);
+    assert_eq!(stop(&rep, 0), 4 * CALL);
+    let start = CALL + SEND_START;
+    let lat = timed(&e_without_workload(&e), &[(start, 0, 71), (start, 0, 71)]);
+    assert_eq!(stop(&rep, 71), start + lat[0].max(lat[1]) + ARRIVE + MATCH + CALL);
+
+    // A barrier of ranks 0 and 1 (nodes 0 and 1): rank 1 sends up the tree at 30 ns and
+    // receives the answer; rank 0 receives, then answers; each pays one entry and one return.
+    let barrier = json!([{ "rank": 0, "op": "barrier" }, { "rank": 1, "op": "barrier" }]);
+    let e = calls(with_jobs(net(), vec![job(2, barrier)]));
+    let rep = report(&e);
+    let plain = e_without_workload(&e);
+    let up = CALL + SEND_START;
+    let down = up + timed(&plain, &[(up, 1, 0)])[0] + ARRIVE + MATCH + SEND_START;
+    assert_eq!(stop(&rep, 0), down + CALL);
+    assert_eq!(stop(&rep, 1), down + timed(&plain, &[(down, 0, 1)])[0] + ARRIVE + MATCH + CALL);
 }

@@ -75,7 +75,9 @@ fn default_wait2start() -> f64 {
     350.0
 }
 
-/// The MPI and NIC model: protocol sizes and the fixed delays of a message's path.
+/// The MPI and NIC model: protocol sizes, the fixed delays of a message's path and the host's
+/// costs per message and per call (defaults: the SC'22 toolkit's Firefly/Hermes; a host cost
+/// set to 0, or `rendezvous_ack = false`, leaves it out).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MpiConfig {
@@ -112,7 +114,7 @@ pub struct MpiConfig {
     #[schemars(range(min = 1, max = 1024))]
     pub nic_window_packets: u32,
     /// Host time to copy an eager send's payload before the NIC sees it, ps per byte (the
-    /// SC'22 toolkit's Firefly charges 344, `txMemcpyMod`; 0 leaves it out).
+    /// SC'22 toolkit's Firefly: 344, `txMemcpyMod`; 0 leaves it out).
     #[schemars(range(min = 0.0, max = 1.0e6))]
     pub eager_copy_ps_per_byte: f64,
     /// Host time to pin a rendezvous send's buffer before its request to send, ns (the
@@ -125,6 +127,14 @@ pub struct MpiConfig {
     /// message sent when the data is in) arrives, as Firefly's does; false: when its last
     /// data packet is in the source queue.
     pub rendezvous_ack: bool,
+    /// Host time of every MPI call of a program before it takes effect, ns (Firefly's
+    /// `functionSM` enter latency: 30). A collective is one call; its own messages pay none.
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub call_enter_ns: f64,
+    /// Host time from an MPI call's completion to the program's next operation, ns (Firefly's
+    /// `functionSM` return latency: 30).
+    #[schemars(range(min = 0.0, max = 1.0e6))]
+    pub call_return_ns: f64,
 }
 
 impl Default for MpiConfig {
@@ -139,10 +149,12 @@ impl Default for MpiConfig {
             nic2host_ns: 5.0,
             match_ns: 15.0,
             nic_window_packets: 2,
-            eager_copy_ps_per_byte: 0.0,
-            rendezvous_pin_ns: 0.0,
-            rendezvous_pin_ns_per_page: 0.0,
-            rendezvous_ack: false,
+            eager_copy_ps_per_byte: 344.0,
+            rendezvous_pin_ns: 300.0,
+            rendezvous_pin_ns_per_page: 10.0,
+            rendezvous_ack: true,
+            call_enter_ns: 30.0,
+            call_return_ns: 30.0,
         }
     }
 }

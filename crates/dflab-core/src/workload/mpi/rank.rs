@@ -14,6 +14,8 @@ pub enum Activity {
     Running,
     /// In a `Compute` op until a wake-up.
     Computing,
+    /// In an MPI call's entry or return (`call_enter_ns`, `call_return_ns`) until a wake-up.
+    InCall,
     /// In a blocking `Send` or `Recv` until its request completes.
     Blocked,
     /// In a `WaitAll` until its non-blocking requests complete.
@@ -56,6 +58,12 @@ pub struct Rank {
     pub coll_seq: Vec<(u16, u32)>,
     /// Payload posted in sends since the rank last waited (peak ingress).
     pub burst: u64,
+    /// The op at the front of `ops` has paid its call entry.
+    pub entered: bool,
+    /// Ops of a collective's point-to-point program still in `ops` (they are not calls).
+    pub coll_ops: u32,
+    /// The blocking op the rank waits in ends an MPI call (its return follows).
+    pub call_end: bool,
 }
 
 impl Rank {
@@ -76,6 +84,9 @@ impl Rank {
             unexpected: Vec::new(),
             coll_seq: Vec::new(),
             burst: 0,
+            entered: false,
+            coll_ops: 0,
+            call_end: false,
         }
     }
 

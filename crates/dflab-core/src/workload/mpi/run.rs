@@ -113,54 +113,97 @@ impl Mpi {
                 return;
             };
             let now = cx.now();
-            let (job, rank) = (self.ranks[g as usize].job as usize, self.ranks[g as usize].rank);
-            let first = self.jobs[job].first;
-            match op {
-                Op::Compute { ps: 0 } => {}
-                Op::Compute { ps } => {
-                    self.end_burst(g);
-                    let r = &mut self.ranks[g as usize];
-                    if r.in_iteration {
-                        r.iter_compute += ps;
-                    }
-                    r.activity = Activity::Computing;
-                    r.current = Some(op);
-                    cx.wake_at(now + ps, RESUME, g, 0);
-                    return;
+            if let Op::Compute { ps } = op {
+                if ps == 0 {
+                    continue;
                 }
-                Op::Isend { to, bytes, tag } => {
-                    self.post_send(cx, g, first + to, bytes, tag, false);
-                    self.ranks[g as usize].pending += 1;
+                self.end_burst(g);
+                let r = &mut self.ranks[g as usize];
+                if r.in_iteration {
+                    r.iter_compute += ps;
                 }
-                Op::Send { to, bytes, tag } => {
-                    self.post_send(cx, g, first + to, bytes, tag, true);
-                    return self.block(g, op, Activity::Blocked);
-                }
-                Op::Irecv { from, tag, .. } => {
-                    self.end_burst(g);
-                    self.ranks[g as usize].pending += 1;
-                    self.post_recv(cx, g, first + from, tag, false);
-                }
-                Op::Recv { from, tag, .. } => {
-                    self.end_burst(g);
-                    self.post_recv(cx, g, first + from, tag, true);
-                    return self.block(g, op, Activity::Blocked);
-                }
-                Op::WaitAll => {
-                    self.end_burst(g);
-                    if self.ranks[g as usize].pending > 0 {
-                        return self.block(g, op, Activity::WaitingAll);
-                    }
-                }
-                coll => self.enter_collective(g, rank, &coll),
+                r.activity = Activity::Computing;
+                r.current = Some(op);
+                cx.wake_at(now + ps, RESUME, g, 0);
+                return;
+            }
+            // An MPI call of the program pays its entry first; a collective's own ops do not.
+            let r = &mut self.ranks[g as usize];
+            let call = r.coll_ops == 0;
+            if call && !r.entered && self.p.call_enter > 0 {
+                r.entered = true;
+                r.ops.push_front(op.clone());
+                return self.in_call(cx, g, op, self.p.call_enter);
+            }
+            r.entered = false;
+            if !call {
+                r.coll_ops -= 1;
+            }
+            // Whether this op's completion ends the call (a collective's: its last op).
+            let ends_call = if call { !op.is_collective() } else { r.coll_ops == 0 };
+            if !self.run_op(cx, g, &op, ends_call) {
+                return;
+            }
+            // A collective without point-to-point ops of its own ends at once.
+            let ended = ends_call || (op.is_collective() && self.ranks[g as usize].coll_ops == 0);
+            if ended && self.p.call_return > 0 {
+                return self.in_call(cx, g, op, self.p.call_return);
             }
         }
     }
 
-    fn block(&mut self, g: u32, op: Op, activity: Activity) {
+    /// Run MPI op `op` of rank `g`; false when the rank now waits in it (`ends_call`: its
+    /// completion ends an MPI call).
+    fn run_op(&mut self, cx: &mut WorkloadCtx, g: u32, op: &Op, ends_call: bool) -> bool {
+        let (job, rank) = (self.ranks[g as usize].job as usize, self.ranks[g as usize].rank);
+        let first = self.jobs[job].first;
+        match *op {
+            Op::Isend { to, bytes, tag } => {
+                self.post_send(cx, g, first + to, bytes, tag, false);
+                self.ranks[g as usize].pending += 1;
+            }
+            Op::Send { to, bytes, tag } => {
+                self.post_send(cx, g, first + to, bytes, tag, true);
+                self.block(g, op, Activity::Blocked, ends_call);
+                return false;
+            }
+            Op::Irecv { from, tag, .. } => {
+                self.end_burst(g);
+                self.ranks[g as usize].pending += 1;
+                self.post_recv(cx, g, first + from, tag, false);
+            }
+            Op::Recv { from, tag, .. } => {
+                self.end_burst(g);
+                self.post_recv(cx, g, first + from, tag, true);
+                self.block(g, op, Activity::Blocked, ends_call);
+                return false;
+            }
+            Op::WaitAll => {
+                self.end_burst(g);
+                if self.ranks[g as usize].pending > 0 {
+                    self.block(g, op, Activity::WaitingAll, ends_call);
+                    return false;
+                }
+            }
+            Op::Compute { .. } => unreachable!("advance() runs computations"),
+            ref coll => self.enter_collective(g, rank, coll),
+        }
+        true
+    }
+
+    /// Rank `g` spends `ps` in MPI call `op`'s entry or return.
+    fn in_call(&mut self, cx: &mut WorkloadCtx, g: u32, op: Op, ps: Time) {
+        let r = &mut self.ranks[g as usize];
+        r.activity = Activity::InCall;
+        r.current = Some(op);
+        cx.wake_at(cx.now() + ps, RESUME, g, 0);
+    }
+
+    fn block(&mut self, g: u32, op: &Op, activity: Activity, ends_call: bool) {
         let r = &mut self.ranks[g as usize];
         r.activity = activity;
-        r.current = Some(op);
+        r.current = Some(op.clone());
+        r.call_end = ends_call;
     }
 
     /// Any op but a send ends the rank's run of sends (a burst; the largest is the job's peak
@@ -190,6 +233,7 @@ impl Mpi {
         let seq = self.ranks[g as usize].next_collective(comm.id);
         collective::expand(op, rank, seq, &mut self.scratch);
         let r = &mut self.ranks[g as usize];
+        r.coll_ops = self.scratch.len() as u32;
         for o in self.scratch.drain(..).rev() {
             r.ops.push_front(o);
         }
@@ -423,16 +467,20 @@ impl Mpi {
         let r = &mut self.ranks[g as usize];
         if blocking {
             debug_assert_eq!(r.activity, Activity::Blocked);
-            r.activity = Activity::Running;
-            r.current = None;
-            return self.advance(cx, g);
+        } else {
+            r.pending -= 1;
+            if r.pending > 0 || r.activity != Activity::WaitingAll {
+                return;
+            }
         }
-        r.pending -= 1;
-        if r.pending == 0 && r.activity == Activity::WaitingAll {
-            r.activity = Activity::Running;
-            r.current = None;
-            self.advance(cx, g);
+        // The rank's wait is over: the call's return, if it ends one, then its next op.
+        if std::mem::take(&mut r.call_end) && self.p.call_return > 0 {
+            let op = r.current.take().expect("a waiting rank has its op");
+            return self.in_call(cx, g, op, self.p.call_return);
         }
+        r.activity = Activity::Running;
+        r.current = None;
+        self.advance(cx, g);
     }
 
     /// Why the unfinished ranks wait, for the deadlock report (the first few).
