@@ -15,12 +15,12 @@ communication time per rank in the mix against alone, under the same routing.
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import rows as result_rows
 
 from dflab.api import simulate
 
@@ -111,20 +111,11 @@ def run(only: str | None, routing: str, seed: int) -> list[dict[str, Any]]:
 
 
 def read_rows() -> list[dict[str, str]]:
-    if not RESULTS.exists():
-        return []
-    with RESULTS.open(newline="") as f:
-        return list(csv.DictReader(f))
+    return result_rows.read_rows(RESULTS)
 
 
-def write_rows(rows: list[dict[str, Any]]) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, RESULTS)
+def write_rows(done: list[dict[str, Any]]) -> None:
+    result_rows.write_rows(RESULTS, COLUMNS, done)
 
 
 def markdown(rows: list[dict[str, str]], routings: list[str]) -> str:

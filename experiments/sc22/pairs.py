@@ -12,11 +12,11 @@ communication time per rank (the paper's "variation").
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+import rows as result_rows
 
 from dflab.api import simulate
 
@@ -71,20 +71,11 @@ def run_pair(target: str, background: str, routing: str, seed: int) -> dict[str,
 
 
 def read_rows() -> list[dict[str, str]]:
-    if not RESULTS.exists():
-        return []
-    with RESULTS.open(newline="") as f:
-        return list(csv.DictReader(f))
+    return result_rows.read_rows(RESULTS)
 
 
-def write_rows(rows: list[dict[str, Any]]) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, RESULTS)
+def write_rows(done: list[dict[str, Any]]) -> None:
+    result_rows.write_rows(RESULTS, COLUMNS, done)
 
 
 def interference(rows: list[dict[str, str]]) -> list[str]:

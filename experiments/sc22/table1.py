@@ -16,15 +16,14 @@ the paper's execution time) exceeds twice that limit once a minute has passed.
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
-import os
 import sys
-import tempfile
 import time
 import tomllib
 from pathlib import Path
 from typing import Any
+
+import rows as result_rows
 
 from dflab.api import simulate
 
@@ -200,25 +199,11 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
 
 
 def read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
+    return result_rows.read_rows(path)
 
 
-def write_rows(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = sorted(rows, key=lambda r: ORDER.index(r["app"]))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+def write_rows(path: Path, done: list[dict]) -> None:
+    result_rows.write_rows(path, COLUMNS, sorted(done, key=lambda r: ORDER.index(r["app"])))
 
 
 def pct(x: str) -> str:
