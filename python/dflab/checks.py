@@ -204,13 +204,27 @@ class Results:
                 frames.append(frame.with_columns(pl.lit(name).alias("sweep")))
         if not frames:
             return pl.DataFrame()
-        keys = [c for c in frames[0].columns if c in COORDINATES or "." in c]
         merged = frames[0]
         for frame in frames[1:]:
-            common = [k for k in keys if k in frame.columns and k in merged.columns]
-            merged = merged.join(frame.select(common), on=common, how="anti", nulls_equal=True)
-            merged = pl.concat([merged, frame], how="diagonal_relaxed")
+            # Every coordinate of either side: a swept key one sweep lacks is null there, so a
+            # point replaces only the points equal to it in every key (sweeps over different
+            # keys, e.g. one over `routing.policy` and one over `routing.sequence`, keep all
+            # their points).
+            keys = [
+                c
+                for c in dict.fromkeys([*merged.columns, *frame.columns])
+                if c in COORDINATES or "." in c
+            ]
+            left, right = _with_keys(merged, frame, keys), _with_keys(frame, merged, keys)
+            kept = left.join(right.select(keys), on=keys, how="anti", nulls_equal=True)
+            merged = pl.concat([kept, right], how="diagonal_relaxed")
         return merged
+
+
+def _with_keys(frame: pl.DataFrame, other: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """`frame` with a null column, typed as in `other`, for each of `keys` it lacks."""
+    missing = [k for k in keys if k not in frame.columns]
+    return frame.with_columns([pl.lit(None, dtype=other.schema[k]).alias(k) for k in missing])
 
 
 def select(frame: pl.DataFrame, where: Mapping[str, Any]) -> pl.DataFrame:

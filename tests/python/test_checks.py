@@ -207,3 +207,44 @@ def test_a_pattern_is_selected_by_its_name_too() -> None:
     assert select(frame, {"traffic": "stencil"})["traffic"].to_list() == ["stencil:5x10x51"]
     assert select(frame, {"traffic": ["UR", "adv+1"]}).height == 2
     assert select(frame, {"traffic": "adv"}).is_empty()
+
+
+def test_sweeps_over_different_keys_keep_every_point() -> None:
+    """A later sweep replaces only points equal in every coordinate: two sweeps of one routing
+    over different keys (and a third over one of them again) keep all their points, and a
+    ratio between them reads the points it names (issue 21: 2.79 where the points gave 1.00)."""
+    policy = pl.DataFrame(
+        [
+            r | {"routing.policy": p}
+            for p in ("crg-gr", "crg-sw")
+            for r in _rows("VAL", [0.5], [0.4])
+        ]
+    )
+    sequence = pl.DataFrame(
+        [
+            r | {"routing.sequence": q}
+            for q, a in (("2LB", 0.2), ("3L", 0.4))
+            for r in _rows("ACOR", [0.5], [a])
+        ]
+    )
+    again = pl.DataFrame([r | {"routing.sequence": "3L"} for r in _rows("ACOR", [0.5], [0.4])])
+    results = Results(
+        ["policy", "sequence", "again"],
+        {"policy": policy, "sequence": sequence, "again": again},
+        {},
+        lambda sweep, key: pl.DataFrame(),
+    )
+    frame = results.frame(None)
+    assert frame.height == 4
+    assert frame.filter(pl.col("routing") == "ACOR")["routing.sequence"].sort().to_list() == [
+        "2LB",
+        "3L",
+    ]
+    assert frame.filter(pl.col("routing.sequence") == "3L")["sweep"].to_list() == ["again"]
+    ratio = _check(
+        where={"routing": "ACOR", "routing.sequence": "3L"},
+        relative_to={"routing": "VAL", "routing.policy": "crg-sw"},
+        paper=1.0,
+        tolerance="1%",
+    )
+    assert _one(ratio, results).status == "pass"
