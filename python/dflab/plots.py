@@ -62,13 +62,16 @@ def _x_column(frame: pl.DataFrame) -> str:
 
 
 def _curve_labels(frame: pl.DataFrame, x: str) -> pl.DataFrame:
-    """A `curve` column: the routing, with the value of every other swept key that varies."""
+    """A `curve` column: the routing, with the value of every other swept key that varies
+    (left out where the point's sweep does not have that key: sweeps over different keys drawn
+    together)."""
     axes = [a for a in coordinate_axes(frame.columns) if a != x and frame[a].n_unique() > 1]
     label = pl.col("routing")
     for axis in axes:
         short = axis.rsplit(".", 1)[-1]
-        value = pl.col(axis).cast(pl.String).fill_null("-")
-        label = pl.concat_str([label, pl.lit(f" {short}="), value])
+        value = pl.col(axis).cast(pl.String)
+        part = pl.when(value.is_null()).then(pl.lit("")).otherwise(pl.lit(f" {short}=") + value)
+        label = pl.concat_str([label, part])
     return frame.with_columns(label.alias("curve"))
 
 

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from dflab.config import Experiment
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, validate
 from dflab.plot_style import routing_styles
-from dflab.plots import latency_throughput_figure, plot_store, store_figure
+from dflab.plots import _curve_labels, latency_throughput_figure, plot_store, store_figure
 from dflab.store import Store
 from dflab.sweep import expand, run_sweep
 from fakes import fake_result
@@ -243,3 +244,22 @@ def test_latency_distribution_wraps_panels(tmp_path: Path) -> None:
     _png_ok(out)
     visible = [ax for ax in figure.axes if ax.get_visible()]
     assert len(figure.axes) == 4 and len(visible) == 3
+
+
+def test_curves_of_sweeps_over_different_keys_are_labelled_by_their_own_keys() -> None:
+    """One curve per (routing, value of its own swept key), and no label part for a key a
+    point's sweep does not have (ACOR swept `routing.sequence`, VAL `routing.policy`)."""
+    rows = [
+        {"routing": "VAL", "load": 0.5, "routing.policy": p, "routing.sequence": None}
+        for p in ("crg-gr", "crg-sw")
+    ] + [
+        {"routing": "ACOR", "load": 0.5, "routing.policy": None, "routing.sequence": q}
+        for q in ("2LB", "3L")
+    ]
+    curves = _curve_labels(pl.DataFrame(rows), "load")["curve"].to_list()
+    assert curves == [
+        "VAL policy=crg-gr",
+        "VAL policy=crg-sw",
+        "ACOR sequence=2LB",
+        "ACOR sequence=3L",
+    ]
