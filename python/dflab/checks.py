@@ -384,11 +384,19 @@ def _rank(check: CheckSpec, results: Results) -> CheckRow:
     paper = f"{check.rank} of the routings"
     if not isinstance(mine, float) or others.is_empty():
         return _row(check, MISSING, paper=paper, note=mine if isinstance(mine, str) else "")
+    # A competitor is a routing with the values of the swept keys its points have (the
+    # sequences of ACOR compete with each other and with VAL's policies).
+    keys = ["routing", *(c for c in others.columns if "." in c)]
     per_routing = {}
-    for routing in others["routing"].unique().to_list():
-        value = _reduced(others.filter(pl.col("routing") == routing), check.reduce)
+    for group, rows in others.group_by(keys, maintain_order=True):
+        value = _reduced(rows, check.reduce)
         if isinstance(value, float):
-            per_routing[routing] = value
+            named = [
+                f"{k.rsplit('.', 1)[-1]}={v}"
+                for k, v in zip(keys[1:], group[1:], strict=True)
+                if v is not None
+            ]
+            per_routing[" ".join([str(group[0]), *named])] = value
     ordered = sorted(per_routing.values(), reverse=check.rank == "highest")
     better = [v for v in ordered if (v < mine if check.rank == "lowest" else v > mine)]
     position = f"{len(better) + 1} of {max(len(ordered), len(better) + 1)}"

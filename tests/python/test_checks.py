@@ -248,3 +248,36 @@ def test_sweeps_over_different_keys_keep_every_point() -> None:
         tolerance="1%",
     )
     assert _one(ratio, results).status == "pass"
+
+
+def test_a_rank_compares_the_values_of_a_swept_key() -> None:
+    """Each (routing, swept-key value) competes: ACOR 3L against ACOR 2LB and VAL's policies."""
+    acor = pl.DataFrame(
+        [
+            r | {"routing.sequence": q}
+            for q, a in (("2LB", 0.45), ("3L", 0.5))
+            for r in _rows("ACOR", [0.5], [a])
+        ]
+    )
+    val = pl.DataFrame(
+        [
+            r | {"routing.policy": p}
+            for p, a in (("crg-gr", 0.3), ("crg-sw", 0.55))
+            for r in _rows("VAL", [0.5], [a])
+        ]
+    )
+    results = Results(
+        ["acor", "val"], {"acor": acor, "val": val}, {}, lambda sweep, key: pl.DataFrame()
+    )
+    rank = _check(
+        where={"routing": "ACOR", "routing.sequence": "3L"}, rank="highest", among={"traffic": "ur"}
+    )
+    row = _one(rank, results)
+    assert (row.status, row.deviation) == ("FAIL", "rank 2 of 4")
+    assert row.note == "VAL policy=crg-sw 0.55"
+    best = _check(
+        where={"routing": "VAL", "routing.policy": "crg-sw"},
+        rank="highest",
+        among={"traffic": "ur"},
+    )
+    assert _one(best, results).status == "pass"
