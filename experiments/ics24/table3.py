@@ -54,13 +54,13 @@ COLUMNS = (
 # The paper's ranks; the motif and its parameters stand in for the SWM skeleton.
 APPS: dict[str, dict[str, Any]] = {
     # MILC: the LQCD (MILC-like 4D stencil) motif on a 48^4 lattice (1024 ranks: 6x6x12x12
-    # sites each, 31-62 KB messages to 8 neighbours), 12 iterations.
+    # sites each, 10-41 KB messages to 8 neighbours), 12 iterations.
     "milc": {
         "motif": "lqcd",
         "ranks": 1024,
         "params": {"nx": 48, "ny": 48, "nz": 48, "nt": 48, "iterations": 12},
     },
-    # MILC with larger messages: a 96^4 lattice (12x12x24x24 sites a rank, 166-332 KB
+    # MILC with larger messages: a 96^4 lattice (12x12x24x24 sites a rank, 83-332 KB
     # messages), 2 iterations.
     "milc-96": {
         "motif": "lqcd",
@@ -223,6 +223,33 @@ def table(rows: list[dict[str, str]], seed: int) -> list[str]:
     return out
 
 
+def by_seed(rows: list[dict[str, str]]) -> list[str]:
+    """Markdown rows: UGAL-LE's improvement per seed, for the (app, placement) pairs run with
+    more than one seed."""
+    comm = {
+        (r["app"], r["placement"], r["routing"], r["seed"]): float(r["comm_mean_ms"]) for r in rows
+    }
+    seeds: dict[tuple[str, str], list[str]] = {}
+    for app, placement, routing, seed in comm:
+        if routing == "UGAL-L" and (app, placement, "UGAL-LE", seed) in comm:
+            seeds.setdefault((app, placement), []).append(seed)
+    out = ["| app | placement | improvement by seed |", "|---|---|---|"]
+    for app in APPS:
+        for placement in PLACEMENTS:
+            got = sorted(seeds.get((app, placement), []), key=int)
+            if len(got) < 2:
+                continue
+            cells = []
+            for seed in got:
+                a, b = (
+                    comm[(app, placement, "UGAL-L", seed)],
+                    comm[(app, placement, "UGAL-LE", seed)],
+                )
+                cells.append(f"seed {seed}: {100 * (a - b) / a:.2f} %")
+            out.append(f"| {NAMES[app]} | {placement} | {', '.join(cells)} |")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", default=",".join(APPS))
@@ -234,6 +261,8 @@ def main() -> int:
     rows = read_rows()
     if args.markdown:
         print("\n".join(table(rows, args.seed)))
+        print()
+        print("\n".join(by_seed(rows)))
         return 0
     done = {(r["app"], r["placement"], r["routing"], r["seed"]) for r in rows}
     for app in args.apps.split(","):
