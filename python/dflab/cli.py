@@ -219,31 +219,12 @@ def run(
     if workload_out is not None and exp.workload is None:
         raise UserError("--workload-out: the experiment has no [workload] (application jobs)")
 
-    from dflab import engine
     from dflab.api import Result
-    from dflab.progress import Terminated, Tracker, on_sigterm, simulate_with_progress
+    from dflab.progress import run_one
     from dflab.report import run_json, run_tables
 
     err = _err()
-    tracker = Tracker()
-    try:
-        with on_sigterm():
-            raw = simulate_with_progress(
-                engine.simulate, exp.to_engine_json(), exp.label(), err, tracker
-            )
-    except (KeyboardInterrupt, Terminated) as exc:
-        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"error: {what} {tracker.where()}; nothing was saved", file=sys.stderr)
-        raise typer.Exit(code) from None
-    except RuntimeError as exc:
-        if engine.is_deadlock(exc):
-            # A simulation outcome (e.g. too few VCs), not a usage error: exit 1.
-            message = str(exc)
-            if not message.startswith("deadlock"):
-                message = f"deadlock: {message}"
-            print(f"error: {message}", file=sys.stderr)
-            raise typer.Exit(EXIT_FAILED) from None
-        raise
+    raw = run_one(exp.to_engine_json(), exp.label(), err)
     result = Result.from_engine(raw)
     if series_out is not None:
         write_series(result.series, series_out)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -24,6 +26,8 @@ from dflab.engine import JobProgress
 from dflab.errors import UserError
 
 DEFAULT_LINE_EVERY_S = 30.0
+# Exit codes of an interrupted run (the shell's 128 + signal) and of a simulation that failed.
+EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 130, 143
 
 
 class Terminated(Exception):
@@ -152,3 +156,30 @@ def simulate_with_progress(
 
     tracker.listeners.append(line)
     return simulate(config_json, progress=tracker, job_progress=tracker.on_jobs)
+
+
+def run_one(config_json: str, label: str, err: Console) -> dict[str, Any]:
+    """`dflab run`'s engine call: progress on `err`; Ctrl-C, SIGTERM and a deadlock end it with
+    one line on stderr and an exit code (130, 143, 1) instead of a traceback."""
+    from dflab import engine
+
+    tracker = Tracker()
+    try:
+        with on_sigterm():
+            return simulate_with_progress(engine.simulate, config_json, label, err, tracker)
+    except (KeyboardInterrupt, Terminated) as exc:
+        terminated = isinstance(exc, Terminated)
+        what, code = (
+            ("terminated", EXIT_TERMINATED) if terminated else ("interrupted", EXIT_INTERRUPTED)
+        )
+        print(f"error: {what} {tracker.where()}; nothing was saved", file=sys.stderr)
+        raise typer.Exit(code) from None
+    except RuntimeError as exc:
+        if not engine.is_deadlock(exc):
+            raise
+        # A simulation outcome (e.g. too few VCs), not a usage error: exit 1.
+        message = str(exc)
+        if not message.startswith("deadlock"):
+            message = f"deadlock: {message}"
+        print(f"error: {message}", file=sys.stderr)
+        raise typer.Exit(EXIT_FAILED) from None
