@@ -72,7 +72,7 @@ fn background_on_idle_nodes_is_delivered_at_its_load() {
     let s = &r.summary;
     let left = s.packets_in_flight_end + s.source_queue_end;
     assert!(b.packets_generated >= b.packets_delivered + left, "{b:?} {left}");
-    assert!(b.latency_p50_ns > 0.0 && b.latency_p50_ns <= b.latency_p99_ns);
+    assert!(b.latency.p50_ns > 0.0 && b.latency.p50_ns <= b.latency.p99_ns);
     // The run ends with the job (about 670 us), long before the stop time (2 ms), with
     // background still flowing.
     assert!(s.sim_time_us < 1000.0 && (s.sim_time_us - exec_us(&r)).abs() < 1.0, "{}", s.sim_time_us);

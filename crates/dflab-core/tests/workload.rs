@@ -218,7 +218,7 @@ fn runs_repeat_exactly_and_jobs_get_disjoint_nodes() {
     assert_eq!(wa.jobs[0].messages, 30);
     e.seed = 2;
     let c = dflab_core::simulate(&e).unwrap().workload.unwrap();
-    assert_ne!(wa.jobs[0].latency_mean_ns, c.jobs[0].latency_mean_ns);
+    assert_ne!(wa.jobs[0].latency.mean_ns, c.jobs[0].latency.mean_ns);
     // Every packet of the jobs was delivered and counted once, by the engine too.
     assert_eq!(a.summary.packets_delivered, wa.jobs.iter().map(|j| j.packets).sum::<u64>());
 }

@@ -13,10 +13,10 @@
 //! ⚠ Per-port bytes by job count packets by their source node: with `all-nodes`, the
 //! background packets a job's nodes send count for that job.
 
-use hdrhistogram::Histogram;
 use rand::SeedableRng;
 use serde::Serialize;
 
+use super::mpi::metrics::{LatencyRecorder, PacketLatency};
 use super::mpi::placement;
 use super::{Synthetic, Workload, WorkloadCtx};
 use crate::config::workload::Background;
@@ -115,14 +115,9 @@ pub struct BackgroundReport {
     /// background nodes' host-link bandwidth.
     pub offered_load: f64,
     pub accepted_load: f64,
-    /// Packet latency from injection to delivery (as the jobs' rows), ns.
-    pub latency_mean_ns: f64,
-    pub latency_q1_ns: f64,
-    pub latency_p50_ns: f64,
-    pub latency_q3_ns: f64,
-    pub latency_p95_ns: f64,
-    pub latency_p99_ns: f64,
-    pub latency_max_ns: f64,
+    /// Packet latency from injection to delivery (as the jobs' rows).
+    #[serde(flatten)]
+    pub latency: PacketLatency,
     /// From generation to delivery (with the source queue), mean, ns.
     pub packet_latency_mean_ns: f64,
 }
@@ -145,8 +140,7 @@ pub struct WithBackground {
     fg_delivered: u64,
     bg_generated: u64,
     bg_delivered: u64,
-    latency: Histogram<u64>,
-    latency_sum: u128,
+    latency: LatencyRecorder,
     packet_latency_sum: u128,
 }
 
@@ -190,8 +184,7 @@ impl WithBackground {
             fg_delivered: 0,
             bg_generated: 0,
             bg_delivered: 0,
-            latency: Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid bounds"),
-            latency_sum: 0,
+            latency: LatencyRecorder::default(),
             packet_latency_sum: 0,
         })
     }
@@ -258,8 +251,7 @@ impl Workload for WithBackground {
         let now = cx.now();
         let latency = now - stamps.inject_time;
         self.bg_delivered += 1;
-        self.latency.saturating_record(latency.max(1));
-        self.latency_sum += latency as u128;
+        self.latency.record(latency);
         self.packet_latency_sum += (now - stamps.gen_time) as u128;
     }
 
@@ -306,9 +298,9 @@ impl Workload for WithBackground {
                 0.0
             }
         };
-        let h = &self.latency;
-        let q = |f: f64| if h.is_empty() { 0.0 } else { ps_to_ns(h.value_at_quantile(f)) };
-        let mean = |sum: u128| if h.is_empty() { 0.0 } else { ps_to_ns((sum / h.len() as u128) as Time) };
+        let packets = self.latency.packets();
+        let packet_latency_mean_ns =
+            if packets > 0 { ps_to_ns((self.packet_latency_sum / packets as u128) as Time) } else { 0.0 };
         Some(BackgroundReport {
             placement: if self.placement == Background::IdleNodes { "idle-nodes" } else { "all-nodes" },
             nodes: self.nodes,
@@ -318,14 +310,8 @@ impl Workload for WithBackground {
             packets_delivered: self.bg_delivered,
             offered_load: share(self.bg_generated),
             accepted_load: share(self.bg_delivered),
-            latency_mean_ns: mean(self.latency_sum),
-            latency_q1_ns: q(0.25),
-            latency_p50_ns: q(0.5),
-            latency_q3_ns: q(0.75),
-            latency_p95_ns: q(0.95),
-            latency_p99_ns: q(0.99),
-            latency_max_ns: if h.is_empty() { 0.0 } else { ps_to_ns(h.max()) },
-            packet_latency_mean_ns: mean(self.packet_latency_sum),
+            latency: self.latency.report(),
+            packet_latency_mean_ns,
         })
     }
 }

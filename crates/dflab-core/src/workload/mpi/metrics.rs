@@ -47,14 +47,72 @@ pub struct JobRow {
     pub comm_std_us: f64,
     pub comm_max_us: f64,
     pub packets: u64,
-    /// Packet latency from injection to delivery, ns.
-    pub latency_mean_ns: f64,
-    pub latency_q1_ns: f64,
-    pub latency_p50_ns: f64,
-    pub latency_q3_ns: f64,
-    pub latency_p95_ns: f64,
-    pub latency_p99_ns: f64,
-    pub latency_max_ns: f64,
+    #[serde(flatten)]
+    pub latency: PacketLatency,
+}
+
+/// Packet latency from injection to delivery, ns (flattened into the rows that carry it, so
+/// its fields keep their `latency_*_ns` names in the results).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+pub struct PacketLatency {
+    #[serde(rename = "latency_mean_ns")]
+    pub mean_ns: f64,
+    #[serde(rename = "latency_q1_ns")]
+    pub q1_ns: f64,
+    #[serde(rename = "latency_p50_ns")]
+    pub p50_ns: f64,
+    #[serde(rename = "latency_q3_ns")]
+    pub q3_ns: f64,
+    #[serde(rename = "latency_p95_ns")]
+    pub p95_ns: f64,
+    #[serde(rename = "latency_p99_ns")]
+    pub p99_ns: f64,
+    #[serde(rename = "latency_max_ns")]
+    pub max_ns: f64,
+}
+
+/// The latencies of one set of packets (a job's, or the background traffic's): a histogram for
+/// the quantiles and an exact sum for the mean.
+pub struct LatencyRecorder {
+    histogram: Histogram<u64>,
+    sum: u128,
+}
+
+impl Default for LatencyRecorder {
+    fn default() -> Self {
+        // 1 ps to 1 s at 3 significant digits (about 0.6 MB).
+        let histogram = Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid bounds");
+        LatencyRecorder { histogram, sum: 0 }
+    }
+}
+
+impl LatencyRecorder {
+    #[inline]
+    pub fn record(&mut self, latency: Time) {
+        self.histogram.saturating_record(latency.max(1));
+        self.sum += latency as u128;
+    }
+
+    pub fn packets(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    pub fn report(&self) -> PacketLatency {
+        let h = &self.histogram;
+        if h.is_empty() {
+            return PacketLatency::default();
+        }
+        let q = |f: f64| ps_to_ns(h.value_at_quantile(f));
+        PacketLatency {
+            mean_ns: ps_to_ns((self.sum / h.len() as u128) as Time),
+            q1_ns: q(0.25),
+            p50_ns: q(0.5),
+            q3_ns: q(0.75),
+            p95_ns: q(0.95),
+            p99_ns: q(0.99),
+            max_ns: ps_to_ns(h.max()),
+        }
+    }
 }
 
 /// The per-job results of a workload run.
@@ -74,8 +132,7 @@ pub struct JobStats {
     pub payload_bytes: u64,
     pub wire_bytes: u64,
     pub peak_ingress: u64,
-    pub latency: Histogram<u64>,
-    latency_sum: u128,
+    pub latency: LatencyRecorder,
     pub received: Vec<u64>,
     window: Time,
     /// Per rank, communication time so far (ps).
@@ -92,9 +149,7 @@ impl JobStats {
             payload_bytes: 0,
             wire_bytes: 0,
             peak_ingress: 0,
-            // 1 ps to 1 s at 3 significant digits (about 0.6 MB per job).
-            latency: Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid bounds"),
-            latency_sum: 0,
+            latency: LatencyRecorder::default(),
             received: Vec::new(),
             window,
             comm: vec![0; ranks as usize],
@@ -106,8 +161,7 @@ impl JobStats {
     /// A packet of `bytes` bytes of this job was delivered at `now` after `latency` ps.
     #[inline]
     pub fn on_packet(&mut self, now: Time, latency: Time, bytes: u64) {
-        self.latency.saturating_record(latency);
-        self.latency_sum += latency as u128;
+        self.latency.record(latency);
         let w = (now / self.window) as usize;
         if self.received.len() <= w {
             self.received.resize(w + 1, 0);
@@ -122,9 +176,7 @@ impl JobStats {
         let comm_us: Vec<f64> = self.comm.iter().map(|&c| ps_to_us(c)).collect();
         let mean = comm_us.iter().sum::<f64>() / comm_us.len().max(1) as f64;
         let var = comm_us.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / comm_us.len().max(1) as f64;
-        let h = &self.latency;
-        let q = |f: f64| if h.is_empty() { 0.0 } else { ps_to_ns(h.value_at_quantile(f)) };
-        let packets = h.len();
+        let packets = self.latency.packets();
         JobRow {
             job,
             name: name.to_string(),
@@ -142,13 +194,7 @@ impl JobStats {
             comm_std_us: var.sqrt(),
             comm_max_us: comm_us.iter().cloned().fold(0.0, f64::max),
             packets,
-            latency_mean_ns: if packets > 0 { ps_to_ns((self.latency_sum / packets as u128) as Time) } else { 0.0 },
-            latency_q1_ns: q(0.25),
-            latency_p50_ns: q(0.5),
-            latency_q3_ns: q(0.75),
-            latency_p95_ns: q(0.95),
-            latency_p99_ns: q(0.99),
-            latency_max_ns: if h.is_empty() { 0.0 } else { ps_to_ns(h.max()) },
+            latency: self.latency.report(),
         }
     }
 }
