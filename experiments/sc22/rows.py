@@ -33,3 +33,17 @@ def write_rows(path: Path, columns: Sequence[str], rows: Iterable[dict[str, Any]
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def job_times(job: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A job row of `Result.workload.jobs` as the studies' CSV columns (times in ms, latencies
+    in µs), each name prefixed with `prefix` (e.g. `target_` for the pair study's target)."""
+    return {
+        f"{prefix}finished": job["finished"],
+        f"{prefix}exec_ms": job["exec_us"] / 1e3,
+        f"{prefix}comm_mean_ms": job["comm_mean_us"] / 1e3,
+        f"{prefix}comm_std_ms": job["comm_std_us"] / 1e3,
+        f"{prefix}comm_max_ms": job["comm_max_us"] / 1e3,
+        f"{prefix}latency_mean_us": job["latency_mean_ns"] / 1e3,
+        f"{prefix}latency_p99_us": job["latency_p99_ns"] / 1e3,
+    }
