@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from dflab.config import Experiment
     from dflab.errors import UserError
     from dflab.loading import load_experiment, preset
-    from dflab.store import load_results
+    from dflab.store import load_jobs, load_results
 
     __version__: str
 
@@ -24,6 +24,7 @@ _WHERE = {
     "Summary": "dflab.api",
     "UserError": "dflab.errors",
     "load_experiment": "dflab.loading",
+    "load_jobs": "dflab.store",
     "load_results": "dflab.store",
     "preset": "dflab.loading",
     "simulate": "dflab.api",
@@ -36,6 +37,7 @@ __all__ = [
     "UserError",
     "__version__",
     "load_experiment",
+    "load_jobs",
     "load_results",
     "preset",
     "simulate",

@@ -12,6 +12,8 @@ Layout:
     summary.parquet, summary.csv     every finished point, one row each
     aggregate.parquet, aggregate.csv every point but the seed, one row each: means and 95 %
                             confidence intervals over its seeds (dflab.stats)
+    jobs.parquet, jobs.csv  workload points only: one row per (point, job), the point's
+                            coordinates then the job's row (docs/workloads.md, "Metrics")
 
 Files are created with the permissions the umask gives (0644 typically), like any other file
 the user makes, so that colleagues sharing a project directory can read the results.
@@ -350,11 +352,38 @@ class Store:
         ]
         return pl.DataFrame(rows, schema=schema, strict=False)
 
+    def jobs_frame(self, records: list[dict[str, Any]] | None = None) -> pl.DataFrame:
+        """The per-job rows of the workload points: one row per (point, job), the point's hash
+        and coordinates first (sorted as the summary), then the job's columns. Empty (no
+        columns) when no point ran a workload."""
+        records = self.points() if records is None else records
+        records = [r for r in records if r.get("jobs")]
+        if not records:
+            return pl.DataFrame()
+        axes = axes_of(records)
+        rows = [
+            {"hash": r["hash"], **r["coords"]}
+            | {axis: axis_value(r, axis) for axis in axes}
+            | {f"job_{k}" if k in r["coords"] else k: v for k, v in job.items()}
+            for r in records
+            for job in r["jobs"]
+        ]
+        frame = pl.DataFrame(rows, infer_schema_length=None)
+        first = ["hash", *sort_columns(axes)]
+        frame = frame.select(first + [c for c in frame.columns if c not in first])
+        return frame.sort([*sort_columns(axes), "hash", "job"], nulls_last=True)
+
     def write_summary(self) -> pl.DataFrame:
-        """Write summary.{parquet,csv} and aggregate.{parquet,csv} from the points (atomically:
-        a reader sees the old tables or the new ones)."""
-        frame = self.summary_frame()
-        for name, table in (("summary", frame), ("aggregate", self.aggregate_frame(frame))):
+        """Write summary.{parquet,csv} and aggregate.{parquet,csv} from the points, and
+        jobs.{parquet,csv} when workload points are among them (atomically: a reader sees the
+        old tables or the new ones)."""
+        records = self.points()
+        frame = self.summary_frame(records)
+        tables = [("summary", frame), ("aggregate", self.aggregate_frame(frame))]
+        jobs = self.jobs_frame(records)
+        if jobs.height:
+            tables.append(("jobs", jobs))
+        for name, table in tables:
             parquet, csv = io.BytesIO(), io.BytesIO()
             table.write_parquet(parquet)
             table.write_csv(csv)
@@ -418,6 +447,20 @@ def load_results(directory: str | Path) -> pl.DataFrame:
     if not store.points_dir.is_dir():
         raise UserError(f"result directory '{store.root}' is not a result store (no points/)")
     return store.summary_frame()
+
+
+def load_jobs(directory: str | Path) -> pl.DataFrame:
+    """The per-job rows of a result store's workload points (jobs.csv): one row per (point,
+    job), the point's coordinates first. Refused when no point of the store ran a workload."""
+    store = Store(directory)
+    if not store.points_dir.is_dir():
+        raise UserError(f"result directory '{store.root}' is not a result store (no points/)")
+    frame = store.jobs_frame()
+    if frame.height == 0:
+        raise UserError(
+            f"result directory '{store.root}' has no workload points (no [workload] jobs)"
+        )
+    return frame
 
 
 def _point_problem(path: Path) -> str | None:

@@ -235,6 +235,10 @@ def _record(point: Point, outcome: dict[str, Any], store: Store) -> str | None:
         # Whether it reached a steady state, and the engine's warnings.
         "diagnostics": asdict(Diagnostics.from_dict(raw.get("diagnostics") or {})),
     }
+    workload = raw.get("workload") or {}
+    if workload.get("jobs"):
+        # A workload point's per-job rows (a few per point): the store's jobs table.
+        record["jobs"] = workload["jobs"]
     probes = raw.get("probes") or {}
     if probes.get("totals") or probes.get("per_router"):
         record["probes"] = {k: probes[k] for k in ("totals", "per_router") if probes.get(k)}

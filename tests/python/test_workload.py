@@ -235,3 +235,41 @@ def test_job_progress_reaches_the_api_and_the_plain_progress_lines(
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("progress: ")]
     assert lines, proc.stderr
     assert all("; jobs: alltoall " in ln and "/24 it (" in ln for ln in lines), proc.stderr
+
+
+def test_a_sweep_of_workload_points_keeps_every_job_row(tmp_path: Path) -> None:
+    """The result store's jobs table: one row per (point, job) with the point's coordinates,
+    the same rows a single run gives, written with the summary and read by `load_jobs`."""
+    from dflab import load_jobs
+    from dflab.config import Experiment
+    from dflab.loading import SweepSpec, validate
+    from dflab.store import Store
+    from dflab.sweep import expand, run_sweep
+    from helpers import inline_executor
+
+    jobs = [program(ring, ranks=6, iterations=2, name="ring"), program(ring, ranks=6, name="b")]
+    base = validate(Experiment, {**NET, "workload": {"jobs": jobs}})
+    points = expand(base, SweepSpec(routings=["MIN", "VALn"], seeds=[1, 2]))
+    store = Store(tmp_path / "s")
+    run_sweep(points, store, jobs=1, executor_factory=inline_executor)
+    frame = load_jobs(tmp_path / "s")
+    assert frame.height == 8
+    assert frame.columns[:4] == ["hash", "routing", "traffic", "load"]
+    assert sorted(set(frame["routing"])) == ["MIN", "VALn"]
+    assert frame.filter(pl.col("routing") == "MIN")["name"].to_list() == ["ring", "b"] * 2
+    one = simulate(points[0].experiment).workload
+    assert one is not None
+    row = frame.filter(pl.col("hash") == points[0].key)
+    assert row["exec_us"].to_list() == one.jobs["exec_us"].to_list()
+    assert row["latency_p99_ns"].to_list() == one.jobs["latency_p99_ns"].to_list()
+    written = pl.read_csv(tmp_path / "s" / "jobs.csv")
+    assert written.height == 8 and written["name"].to_list() == frame["name"].to_list()
+
+
+def test_load_jobs_names_a_store_without_workload_points(tmp_path: Path) -> None:
+    from dflab import load_jobs
+    from dflab.store import Store
+
+    Store(tmp_path / "s").create()
+    with pytest.raises(UserError, match="no workload points"):
+        load_jobs(tmp_path / "s")
