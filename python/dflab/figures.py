@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from dflab.plot_style import ROUTING_ORDER, log_axis, routing_key, routing_styles, traffic_order
+from dflab.plots import _curve_labels as curve_labels
 from dflab.store import Store
 
 __all__ = [
@@ -88,14 +89,16 @@ def load_curves_figure(
     log_latency: bool = True,
 ) -> Figure:
     """One column per traffic pattern, one row per metric, one line per routing vs offered load
-    (the sweep's nominal ``load``); seeds averaged."""
+    (the sweep's nominal ``load``), or per routing and value of each other swept key that varies
+    ("ACOR sequence=3L", "VAL policy=crg-sw", as `dflab plot` labels them); seeds averaged."""
     curves = (
-        frame.group_by(["traffic", "routing", "load"])
+        curve_labels(frame, "load")
+        .group_by(["traffic", "curve", "load"])
         .agg(*(pl.col(metric).mean() for metric in metrics))
-        .sort(["traffic", "routing", "load"])
+        .sort(["traffic", "curve", "load"])
     )
     traffics = sorted(curves["traffic"].unique().to_list(), key=traffic_order)
-    routings = sorted(curves["routing"].unique().to_list(), key=routing_key)
+    routings = sorted(curves["curve"].unique().to_list(), key=routing_key)
     styles = routing_styles(routings)
     figure = _new_figure(4.0 * len(traffics), 2.8 * len(metrics))
     axes = figure.subplots(len(metrics), len(traffics), squeeze=False, sharex=True)
@@ -103,9 +106,7 @@ def load_curves_figure(
         for row, metric in enumerate(metrics):
             ax = axes[row][column]
             for routing in routings:
-                line = curves.filter(
-                    (pl.col("traffic") == traffic) & (pl.col("routing") == routing)
-                )
+                line = curves.filter((pl.col("traffic") == traffic) & (pl.col("curve") == routing))
                 if line.is_empty():
                     continue
                 values = [v * _scale(metric) for v in line[metric].to_list()]

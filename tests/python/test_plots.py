@@ -263,3 +263,36 @@ def test_curves_of_sweeps_over_different_keys_are_labelled_by_their_own_keys() -
         "ACOR sequence=2LB",
         "ACOR sequence=3L",
     ]
+
+
+def test_campaign_load_curves_separate_the_values_of_a_swept_key() -> None:
+    """A campaign's `load-curves` figure draws one line per routing and value of its swept
+    key (VAL's policies, ACOR's sequences, MIN without one), not their average."""
+    from dflab.figures import load_curves_figure
+
+    rows = [
+        {"routing": routing, "traffic": "ur", "load": load, "seed": 1, "routing.policy": policy,
+         "routing.sequence": sequence, "latency_mean_ns": latency, "accepted_load": load}
+        for routing, policy, sequence, latency in [
+            ("MIN", None, None, 500.0), ("VAL", "crg-gr", None, 700.0),
+            ("VAL", "rrg-sw", None, 900.0), ("ACOR", None, "3L", 750.0),
+            ("ACOR", None, "2LB", 850.0),
+        ]
+        for load in (0.1, 0.3)
+    ]  # fmt: skip
+    figure = load_curves_figure(pl.DataFrame(rows), ["latency_mean_ns", "accepted_load"])
+    latency = {
+        str(line.get_label()): float(line.get_ydata()[-1])
+        for line in figure.axes[0].get_lines()
+        if not str(line.get_label()).startswith("_")
+    }
+    # µs: one line per routing and value, each at its own latency
+    assert latency == pytest.approx(
+        {
+            "MIN": 0.5,
+            "VAL policy=crg-gr": 0.7,
+            "VAL policy=rrg-sw": 0.9,
+            "ACOR sequence=3L": 0.75,
+            "ACOR sequence=2LB": 0.85,
+        }
+    )
