@@ -1,7 +1,7 @@
 """The drawings of a campaign (`[[figures]]`, docs/studies.md), made with dflab.figures:
 
-* `load-curves`: one column per pattern, one row per metric, one line per routing against the
-  offered load (the HPDC'21 Fig. 5 layout);
+* `load-curves`: one column per pattern, one row per metric, one line per routing (and value of
+  each other swept key that varies) against the offered load (the HPDC'21 Fig. 5 layout);
 * `distribution`: latency percentiles as boxes, one panel per pattern, one box per routing;
 * `series`: per-window series over simulated time, one line per selected point.
 
