@@ -64,6 +64,11 @@ def test_a_python_program_runs_and_reports_per_job_frames() -> None:
     got = w.throughput.group_by("job").agg(pl.col("bytes").sum()).sort("job")["bytes"].to_list()
     for received, job in zip(got, w.jobs.iter_rows(named=True), strict=True):
         assert job["wire_bytes"] <= received < job["wire_bytes"] + 128 * job["packets"]
+    # The rate in GB/ms over 1 us windows: GB/ms x (window in ms) x 1e9 is the window's bytes.
+    t = w.throughput
+    assert (t["gb_per_ms"] * 1e-3 * 1e9).to_list() == pytest.approx(
+        t["bytes"].cast(float).to_list()
+    )
     assert result.summary.packets_delivered == w.jobs["packets"].sum()
 
 
