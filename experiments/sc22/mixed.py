@@ -72,17 +72,20 @@ def jobs(only: str | None) -> list[dict[str, Any]]:
     return [{"motif": m if only in (None, m) else "null", "ranks": n, "name": m} for m, n in JOBS]
 
 
+def experiment(only: str | None, routing: str, seed: int) -> dict[str, Any]:
+    """The mix (`only` None) or one app alone on its slice."""
+    return {
+        "preset": "sc22-1056",
+        "seed": seed,
+        "routing": {"algorithm": routing},
+        "workload": {"jobs": jobs(only), "record_iterations": False},
+    }
+
+
 def run(only: str | None, routing: str, seed: int) -> list[dict[str, Any]]:
     """One simulation: the mix (`only` None) or one app alone; a row per app that ran."""
     start = time.monotonic()
-    result = simulate(
-        {
-            "preset": "sc22-1056",
-            "seed": seed,
-            "routing": {"algorithm": routing},
-            "workload": {"jobs": jobs(only), "record_iterations": False},
-        }
-    )
+    result = simulate(experiment(only, routing, seed))
     wall = time.monotonic() - start
     assert result.workload is not None
     rows = []

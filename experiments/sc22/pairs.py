@@ -38,18 +38,21 @@ COLUMNS = (
 )
 
 
-def run_pair(target: str, background: str, routing: str, seed: int) -> dict[str, Any]:
+def experiment(target: str, background: str, routing: str, seed: int) -> dict[str, Any]:
+    """The target (job 0) with the background (job 1; `none`: the target alone)."""
     jobs = [{"motif": target, "ranks": 528}]
     if background != "none":
         jobs.append({"motif": background, "ranks": 528})
-    result = simulate(
-        {
-            "preset": "sc22-1056",
-            "seed": seed,
-            "routing": {"algorithm": routing},
-            "workload": {"jobs": jobs, "record_iterations": False},
-        }
-    )
+    return {
+        "preset": "sc22-1056",
+        "seed": seed,
+        "routing": {"algorithm": routing},
+        "workload": {"jobs": jobs, "record_iterations": False},
+    }
+
+
+def run_pair(target: str, background: str, routing: str, seed: int) -> dict[str, Any]:
+    result = simulate(experiment(target, background, routing, seed))
     assert result.workload is not None
     rows = result.workload.jobs.to_dicts()
     t = rows[0]

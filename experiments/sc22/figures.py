@@ -1,0 +1,307 @@
+"""SC'22 Figs. 5, 6 and 11-13 in dflab: the runs behind them (their workload frames) and the
+figures, PAR beside Q-adaptive as the paper draws them.
+
+    python experiments/sc22/figures.py                 # run what is missing, draw, print numbers
+    python experiments/sc22/figures.py --only mixed    # Figs. 11-13 (the mixed workload) only
+
+Runs (seed 1, `sc22-1056`, the scripts' configurations, so the numbers are those of
+`pairs.py` and `mixed.py`): FFT3D alone, FFT3D with Halo3D (Figs. 5-6), and the Table II mix
+(Figs. 11-13), each under PAR and Q-adaptive. Each run's frames go to
+`results/frames/<run>-<routing>/` (the files of `dflab run --workload-out`; resumable: a run
+whose frames exist is not run again; not committed). The figures go to `docs/figures/`, the
+numbers beside the paper's to `results/figures.csv` and stdout.
+
+* Fig. 5: communication throughput of FFT3D and Halo3D over time, co-running (GB/ms, the
+  mean of 10 windows of 1 µs, as `dflab plot` smooths it).
+* Fig. 6: FFT3D's packet latency alone and with Halo3D: box Q1-Q3, median, whisker to p95,
+  p99 marked.
+* Fig. 11: the mix's port stall time, per group over its local ports and per global link of
+  group 0 (SST's `output_port_stalls`, summed over the run).
+* Fig. 12: the mix's congestion index, groups x groups (`dflab.workload.congestion_index`).
+* Fig. 13: the mix's system-wide packet latency (every job's packets) and the aggregated
+  throughput: the jobs' bytes received over the run, per ms, averaged over the six jobs (the
+  paper does not say how it aggregates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mixed
+import pairs
+import polars as pl
+import rows as result_rows
+from matplotlib.figure import Figure
+
+from dflab.api import simulate
+from dflab.workload import congestion_index
+from dflab.workload_plots import SMOOTH_WINDOWS, write_workload
+
+HERE = Path(__file__).resolve().parent
+FRAMES = HERE / "results" / "frames"
+FIGURES = HERE.parent.parent / "docs" / "figures"
+NUMBERS = HERE / "results" / "figures.csv"
+ROUTINGS = ("PAR", "Q-adaptive")
+RUNS: dict[str, dict[str, Any]] = {
+    "fft3d": {"what": "pairs", "args": ("fft3d", "none")},
+    "fft3d+halo3d": {"what": "pairs", "args": ("fft3d", "halo3d")},
+    "mixed": {"what": "mixed", "args": (None,)},
+}
+GROUPS = {"pair": ("fft3d", "fft3d+halo3d"), "mixed": ("mixed",)}
+# The paper's numbers (SC'22 §5; PAR, Q-adaptive), as its text states them.
+PAPER = {
+    "fft3d+halo3d: FFT3D throughput co-run, GB/ms": ("0.44", "1.13"),
+    "fft3d+halo3d: Halo3D ends, ms": ("14.66", "11.05"),
+    "fft3d: latency mean, µs": ("≈ 1.42", "1.27"),
+    "fft3d: latency median, µs": ("≈ 1.55", "1.16"),
+    "fft3d+halo3d: FFT3D latency median, µs": ("1.55", "1.28"),
+    "fft3d+halo3d: FFT3D latency p95, µs": ("6.50", "4.08"),
+    "fft3d+halo3d: FFT3D latency p99, µs": ("16.92", "8.40"),
+    "mixed: local stall per group, mean, ms": ("59.15", "31.42"),
+    "mixed: stall per global link, mean, ms": ("1.33", "0.52"),
+    "mixed: system latency mean, µs": ("> 10.5", "3.87"),
+    "mixed: system latency p99, µs": ("> 40.9", "15.13"),
+    "mixed: aggregated throughput, GB/ms": ("0.94", "1.27"),
+}
+
+
+def frames_dir(run: str, routing: str) -> Path:
+    return FRAMES / f"{run}-{routing}"
+
+
+def ensure(run: str, routing: str, seed: int) -> Path:
+    """The frames of one run, running it if they are not there yet."""
+    out = frames_dir(run, routing)
+    if (out / "run.json").is_file():
+        return out
+    spec = RUNS[run]
+    module = pairs if spec["what"] == "pairs" else mixed
+    print(f"{run} under {routing} ...", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    result = simulate(module.experiment(*spec["args"], routing, seed))
+    out.mkdir(parents=True, exist_ok=True)
+    write_workload(result, out, option="frames")
+    print(f"  done in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def load(run: str, routing: str) -> dict[str, Any]:
+    d = frames_dir(run, routing)
+    frames = {n: pl.read_parquet(d / f"{n}.parquet") for n in ("jobs", "throughput", "ports")}
+    return {**frames, "meta": json.loads((d / "run.json").read_text("utf-8"))}
+
+
+def job_row(frames: dict[str, Any], name: str) -> dict[str, Any]:
+    return frames["jobs"].filter(pl.col("name") == name).row(0, named=True)
+
+
+def box(row: dict[str, Any], label: str, scale: float = 1e3) -> dict[str, Any]:
+    """A matplotlib `bxp` box from a row's latency quantiles (ns), in µs."""
+    q = {k: row[f"latency_{k}_ns"] / scale for k in ("q1", "p50", "q3", "p95", "p99", "mean")}
+    return {
+        "label": label,
+        "q1": q["q1"],
+        "med": q["p50"],
+        "q3": q["q3"],
+        "whislo": q["q1"],
+        "whishi": q["p95"],
+        "mean": q["mean"],
+        "fliers": [q["p99"]],
+    }
+
+
+def throughput_lines(ax: Any, frames: dict[str, Any], title: str) -> None:
+    for job in frames["jobs"].iter_rows(named=True):
+        line = frames["throughput"].filter(pl.col("job") == job["job"]).sort("window_start_us")
+        smooth = line["gb_per_ms"].rolling_mean(SMOOTH_WINDOWS, min_samples=1)
+        ax.plot(line["window_start_us"] / 1e3, smooth, label=job["name"])
+    ax.set_title(title, fontsize="medium")
+    ax.set_xlabel("time (ms)")
+    ax.legend(fontsize="small")
+
+
+def stalls(frames: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Local stall time per group, and the stall time of each global port of group 0 (ms)."""
+    ports = frames["ports"]
+    local = (
+        ports.filter(pl.col("class") == "local")
+        .group_by("group")
+        .agg((pl.col("stall_us").sum() / 1e3).alias("ms"))
+        .sort("group")
+    )
+    glob = ports.filter(pl.col("class") == "global").with_columns(
+        (pl.col("stall_us") / 1e3).alias("ms")
+    )
+    return local, glob
+
+
+def aggregated_throughput(frames: dict[str, Any]) -> float:
+    """Bytes each job received over its execution, per ms, averaged over the jobs (GB/ms)."""
+    jobs = frames["jobs"]
+    per_job = [
+        frames["throughput"].filter(pl.col("job") == j["job"])["bytes"].sum() / j["exec_us"] * 1e-3
+        for j in jobs.iter_rows(named=True)
+        if j["exec_us"] > 0
+    ]
+    return sum(per_job) / len(per_job) / 1e3  # bytes per µs = MB/ms; /1e3 = GB/ms
+
+
+def co_run_throughput(frames: dict[str, Any], name: str, until_us: float) -> float:
+    """`name`'s mean throughput (GB/ms) while the other job still ran (to `until_us`)."""
+    job = job_row(frames, name)["job"]
+    t = frames["throughput"].filter((pl.col("job") == job) & (pl.col("window_start_us") < until_us))
+    return float(t["gb_per_ms"].mean())
+
+
+def fig5_6(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure, dict[str, Any]]:
+    numbers: dict[str, Any] = {}
+    fig5 = Figure(figsize=(11, 4), layout="constrained")
+    ax5 = fig5.subplots(1, 2, sharey=True)
+    fig6 = Figure(figsize=(8, 4.5), layout="constrained")
+    ax6 = fig6.subplots(1, 1)
+    boxes = []
+    for i, routing in enumerate(ROUTINGS):
+        pair = data[("fft3d+halo3d", routing)]
+        alone = data[("fft3d", routing)]
+        halo = job_row(pair, "halo3d")
+        throughput_lines(ax5[i], pair, f"({'ab'[i]}) {routing}")
+        ax5[i].axvline(halo["exec_us"] / 1e3, color="grey", linestyle=":", linewidth=1)
+        fft_alone, fft_pair = job_row(alone, "fft3d"), job_row(pair, "fft3d")
+        boxes += [box(fft_alone, f"{routing}\nalone"), box(fft_pair, f"{routing}\n+ Halo3D")]
+        key = f"{routing}"
+        numbers[("fft3d+halo3d: FFT3D throughput co-run, GB/ms", key)] = co_run_throughput(
+            pair, "fft3d", halo["exec_us"]
+        )
+        numbers[("fft3d+halo3d: Halo3D ends, ms", key)] = halo["exec_us"] / 1e3
+        numbers[("fft3d: latency mean, µs", key)] = fft_alone["latency_mean_ns"] / 1e3
+        numbers[("fft3d: latency median, µs", key)] = fft_alone["latency_p50_ns"] / 1e3
+        for q in ("p50", "p95", "p99"):
+            label = "median" if q == "p50" else q
+            numbers[(f"fft3d+halo3d: FFT3D latency {label}, µs", key)] = (
+                fft_pair[f"latency_{q}_ns"] / 1e3
+            )
+    ax5[0].set_ylabel(f"throughput (GB/ms, {SMOOTH_WINDOWS}-window mean)")
+    fig5.suptitle("SC'22 Fig. 5 in dflab: FFT3D and Halo3D co-running (dotted: Halo3D ends)")
+    ax6.bxp(boxes, showmeans=True)
+    ax6.set_yscale("log")
+    ax6.set_ylabel("FFT3D packet latency (µs): box Q1-Q3, whisker p95, dot p99")
+    fig6.suptitle("SC'22 Fig. 6 in dflab: FFT3D's packet latency, alone and with Halo3D")
+    return fig5, fig6, numbers
+
+
+def fig11_13(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[Figure], dict[str, Any]]:
+    numbers: dict[str, Any] = {}
+    fig11 = Figure(figsize=(12, 4), layout="constrained")
+    ax11 = fig11.subplots(1, 2, sharey=True)
+    fig12 = Figure(figsize=(11, 5), layout="constrained")
+    ax12 = fig12.subplots(1, 2)
+    fig13 = Figure(figsize=(9, 4), layout="constrained")
+    ax13 = fig13.subplots(1, 2, width_ratios=(2, 1))
+    bars = []
+    vmax = 0.1
+    maps = {}
+    for routing in ROUTINGS:
+        frames = data[("mixed", routing)]
+        meta = frames["meta"]
+        sim_us = meta["summary"]["sim_time_us"]
+        bw = meta["config"]["network"]["global_bw_gbps"]
+        maps[routing] = congestion_index(frames["ports"], sim_us, bw)
+        vmax = max(vmax, max(map(max, maps[routing])))
+    for i, routing in enumerate(ROUTINGS):
+        frames = data[("mixed", routing)]
+        local, glob = stalls(frames)
+        g0 = glob.filter(pl.col("group") == 0).sort("peer_group")
+        ax = ax11[i]
+        ax.bar(local["group"] - 0.2, local["ms"], width=0.4, label="local ports of the group")
+        ax.bar(g0["peer_group"] + 0.2, g0["ms"], width=0.4, label="global link group 0 → x")
+        ax.set_title(routing, fontsize="medium")
+        ax.set_xlabel("group")
+        ax.legend(fontsize="small")
+        numbers[("mixed: local stall per group, mean, ms", routing)] = float(local["ms"].mean())
+        numbers[("mixed: stall per global link, mean, ms", routing)] = float(glob["ms"].mean())
+        image = ax12[i].imshow(maps[routing], cmap="Greys", vmin=0.0, vmax=vmax)
+        ax12[i].set_title(routing, fontsize="medium")
+        ax12[i].set_xlabel("destination group")
+        s = frames["meta"]["summary"]
+        stats = ("mean", "p50", "p95", "p99")
+        values = [s[f"latency_{k}_ns"] / 1e3 for k in stats]
+        ax13[0].bar(
+            [j + 0.4 * i - 0.2 for j in range(len(stats))], values, width=0.4, label=routing
+        )
+        ax13[0].set_xticks(range(len(stats)), stats)
+        numbers[("mixed: system latency mean, µs", routing)] = s["latency_mean_ns"] / 1e3
+        numbers[("mixed: system latency p99, µs", routing)] = s["latency_p99_ns"] / 1e3
+        agg = aggregated_throughput(frames)
+        bars.append(agg)
+        numbers[("mixed: aggregated throughput, GB/ms", routing)] = agg
+    ax11[0].set_ylabel("port stall time over the run (ms)")
+    fig11.suptitle("SC'22 Fig. 11 in dflab: the mix's stall time (SST's output_port_stalls)")
+    ax12[0].set_ylabel("source group (diagonal: its local links)")
+    fig12.colorbar(image, ax=list(ax12))
+    fig12.suptitle("SC'22 Fig. 12 in dflab: the mix's congestion index")
+    ax13[0].set_yscale("log")
+    ax13[0].set_ylabel("packet latency, every job's packets (µs)")
+    ax13[0].legend(fontsize="small")
+    ax13[1].bar(list(ROUTINGS), bars)
+    ax13[1].set_ylabel("aggregated throughput (GB/ms per job)")
+    fig13.suptitle("SC'22 Fig. 13 in dflab: the mix, system-wide")
+    return [fig11, fig12, fig13], numbers
+
+
+COLUMNS = ("quantity", "routing", "dflab", "paper")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=sorted(GROUPS), help="one group of figures")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    groups = [args.only] if args.only else list(GROUPS)
+    runs = [(run, r) for group in groups for run in GROUPS[group] for r in ROUTINGS]
+    for run, routing in runs:
+        ensure(run, routing, args.seed)
+    data = {(run, routing): load(run, routing) for run, routing in runs}
+    numbers: dict[Any, Any] = {}
+    figures: dict[str, Figure] = {}
+    if "pair" in groups:
+        figures["sc22_fig5"], figures["sc22_fig6"], got = fig5_6(data)
+        numbers |= got
+    if "mixed" in groups:
+        made, got = fig11_13(data)
+        figures |= dict(zip(("sc22_fig11", "sc22_fig12", "sc22_fig13"), made, strict=True))
+        numbers |= got
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    for name, figure in figures.items():
+        figure.savefig(FIGURES / f"{name}.png", dpi=100)
+    rows = [
+        {
+            "quantity": quantity,
+            "routing": routing,
+            "dflab": f"{value:.3f}",
+            "paper": PAPER[quantity][ROUTINGS.index(routing)],
+        }
+        for (quantity, routing), value in numbers.items()
+    ]
+    old = [
+        r for r in result_rows.read_rows(NUMBERS) if (r["quantity"], r["routing"]) not in numbers
+    ]
+    result_rows.write_rows(
+        NUMBERS, COLUMNS, sorted(old + rows, key=lambda r: (r["quantity"], r["routing"]))
+    )
+    print("| quantity | PAR: dflab (paper) | Q-adaptive: dflab (paper) |")
+    print("|---|---:|---:|")
+    table: dict[str, dict[str, str]] = {}
+    for r in rows:
+        table.setdefault(r["quantity"], {})[r["routing"]] = f"{r['dflab']} ({r['paper']})"
+    for quantity, cells in table.items():
+        print(f"| {quantity} | {cells.get('PAR', '')} | {cells.get('Q-adaptive', '')} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
