@@ -1,12 +1,14 @@
-"""SC'22 Figs. 5, 6 and 11-13 in dflab: the runs behind them (their workload frames) and the
+"""SC'22 Figs. 5-8 and 11-13 in dflab: the runs behind them (their workload frames) and the
 figures, PAR beside Q-adaptive as the paper draws them.
 
     python experiments/sc22/figures.py                 # run what is missing, draw, print numbers
     python experiments/sc22/figures.py --only mixed    # Figs. 11-13 (the mixed workload) only
+    python experiments/sc22/figures.py --only lqcd     # Figs. 7-8 (LQCD with Stencil5D) only
 
 Runs (seed 1, `sc22-1056`, the scripts' configurations, so the numbers are those of
-`pairs.py` and `mixed.py`): FFT3D alone, FFT3D with Halo3D (Figs. 5-6), and the Table II mix
-(Figs. 11-13), each under PAR and Q-adaptive. Each run's frames go to
+`pairs.py` and `mixed.py`): FFT3D alone, FFT3D with Halo3D (Figs. 5-6), LQCD and Stencil5D
+alone and paired (Figs. 7-8), and the Table II mix (Figs. 11-13), each under PAR and
+Q-adaptive. Each run's frames go to
 `results/frames/<run>-<routing>/` (the files of `dflab run --workload-out`; resumable: a run
 whose frames exist is not run again; not committed). The figures go to `docs/figures/`, the
 numbers beside the paper's to `results/figures.csv` and stdout.
@@ -15,6 +17,9 @@ numbers beside the paper's to `results/figures.csv` and stdout.
   mean of 10 windows of 1 µs, as `dflab plot` smooths it).
 * Fig. 6: FFT3D's packet latency alone and with Halo3D: box Q1-Q3, median, whisker to p95,
   p99 marked.
+* Fig. 7: LQCD's packet latency alone and with Stencil5D, as boxes over the run (the paper
+  plots it over time; the frames hold each job's quantiles over the whole run).
+* Fig. 8: LQCD's and Stencil5D's mean communication time per rank, alone and paired.
 * Fig. 11: the mix's port stall time, per group over its local ports and per global link of
   group 0 (SST's `output_port_stalls`, summed over the run).
 * Fig. 12: the mix's congestion index, groups x groups (`dflab.workload.congestion_index`).
@@ -51,8 +56,15 @@ RUNS: dict[str, dict[str, Any]] = {
     "fft3d": {"what": "pairs", "args": ("fft3d", "none")},
     "fft3d+halo3d": {"what": "pairs", "args": ("fft3d", "halo3d")},
     "mixed": {"what": "mixed", "args": (None,)},
+    "lqcd": {"what": "pairs", "args": ("lqcd", "none")},
+    "stencil5d": {"what": "pairs", "args": ("stencil5d", "none")},
+    "lqcd+stencil5d": {"what": "pairs", "args": ("lqcd", "stencil5d")},
 }
-GROUPS = {"pair": ("fft3d", "fft3d+halo3d"), "mixed": ("mixed",)}
+GROUPS = {
+    "pair": ("fft3d", "fft3d+halo3d"),
+    "mixed": ("mixed",),
+    "lqcd": ("lqcd", "stencil5d", "lqcd+stencil5d"),
+}
 # The paper's numbers (SC'22 §5; PAR, Q-adaptive), as its text states them.
 PAPER = {
     "fft3d+halo3d: FFT3D throughput co-run, GB/ms": ("0.44", "1.13"),
@@ -67,6 +79,14 @@ PAPER = {
     "mixed: system latency mean, µs": ("> 10.5", "3.87"),
     "mixed: system latency p99, µs": ("> 40.9", "15.13"),
     "mixed: aggregated throughput, GB/ms": ("0.94", "1.27"),
+    "lqcd: latency mean, µs": ("13.59", "—"),
+    "lqcd: latency p99, µs": ("42.94", "—"),
+    "lqcd+stencil5d: LQCD latency mean, µs": ("21.37", "—"),
+    "lqcd+stencil5d: LQCD latency p99, µs": ("77.44", "—"),
+    "lqcd: comm mean, ms": ("17.10", "13.43"),
+    "lqcd+stencil5d: LQCD comm mean, ms": ("25.51", "14.67"),
+    "lqcd+stencil5d: LQCD change, %": ("+49.14", "+9.27"),
+    "lqcd+stencil5d: Stencil5D change, %": ("< 3", "< 3"),
 }
 
 
@@ -194,6 +214,49 @@ def fig5_6(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
     return fig5, fig6, numbers
 
 
+def fig7_8(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure, dict[str, Any]]:
+    """Fig. 7 as LQCD's latency boxes alone and with Stencil5D (the frames have each job's
+    quantiles over the run, not over time), Fig. 8 as the two apps' communication times."""
+    numbers: dict[str, Any] = {}
+    fig7 = Figure(figsize=(7, 4.5), layout="constrained")
+    ax7 = fig7.subplots(1, 1)
+    fig8 = Figure(figsize=(9, 4), layout="constrained")
+    ax8 = fig8.subplots(1, 2, sharey=True)
+    boxes = []
+    for i, routing in enumerate(ROUTINGS):
+        pair = data[("lqcd+stencil5d", routing)]
+        alone = {app: job_row(data[(app, routing)], app) for app in ("lqcd", "stencil5d")}
+        boxes += [
+            box(alone["lqcd"], f"{routing}\nalone"),
+            box(job_row(pair, "lqcd"), f"{routing}\n+ Stencil5D"),
+        ]
+        for prefix, row in (
+            ("lqcd:", alone["lqcd"]),
+            ("lqcd+stencil5d: LQCD", job_row(pair, "lqcd")),
+        ):
+            for stat in ("mean", "p99"):
+                numbers[(f"{prefix} latency {stat}, µs", routing)] = row[f"latency_{stat}_ns"] / 1e3
+        apps = ("lqcd", "stencil5d")
+        solo = [alone[a]["comm_mean_us"] / 1e3 for a in apps]
+        paired = [job_row(pair, a)["comm_mean_us"] / 1e3 for a in apps]
+        ax8[i].bar([0, 2], solo, width=0.8, label="alone")
+        ax8[i].bar([1, 3], paired, width=0.8, label="paired")
+        ax8[i].set_xticks([0.5, 2.5], ["LQCD", "Stencil5D"])
+        ax8[i].set_title(routing, fontsize="medium")
+        numbers[("lqcd: comm mean, ms", routing)] = solo[0]
+        numbers[("lqcd+stencil5d: LQCD comm mean, ms", routing)] = paired[0]
+        numbers[("lqcd+stencil5d: LQCD change, %", routing)] = 100 * (paired[0] / solo[0] - 1)
+        numbers[("lqcd+stencil5d: Stencil5D change, %", routing)] = 100 * (paired[1] / solo[1] - 1)
+    ax7.bxp(boxes, showmeans=True)
+    ax7.set_yscale("log")
+    ax7.set_ylabel("LQCD packet latency (µs): box Q1-Q3, whisker p95, dot p99")
+    fig7.suptitle("SC'22 Fig. 7 in dflab: LQCD's packet latency, alone and with Stencil5D")
+    ax8[0].set_ylabel("communication time per rank, mean (ms)")
+    ax8[0].legend(fontsize="small")
+    fig8.suptitle("SC'22 Fig. 8 in dflab: LQCD and Stencil5D, alone and paired")
+    return fig7, fig8, numbers
+
+
 def fig11_13(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[Figure], dict[str, Any]]:
     numbers: dict[str, Any] = {}
     fig11 = Figure(figsize=(12, 4), layout="constrained")
@@ -270,6 +333,9 @@ def main() -> int:
     figures: dict[str, Figure] = {}
     if "pair" in groups:
         figures["sc22_fig5"], figures["sc22_fig6"], got = fig5_6(data)
+        numbers |= got
+    if "lqcd" in groups:
+        figures["sc22_fig7"], figures["sc22_fig8"], got = fig7_8(data)
         numbers |= got
     if "mixed" in groups:
         made, got = fig11_13(data)
