@@ -1,9 +1,10 @@
-"""SC'22 Figs. 5-8 and 11-13 in dflab: the runs behind them (their workload frames) and the
+"""SC'22 Figs. 5-9 and 11-13 in dflab: the runs behind them (their workload frames) and the
 figures, PAR beside Q-adaptive as the paper draws them.
 
     python experiments/sc22/figures.py                 # run what is missing, draw, print numbers
     python experiments/sc22/figures.py --only mixed    # Figs. 11-13 (the mixed workload) only
     python experiments/sc22/figures.py --only lqcd     # Figs. 7-8 (LQCD with Stencil5D) only
+    python experiments/sc22/figures.py --only cosmoflow  # Fig. 9 (CosmoFlow with Halo3D) only
 
 Runs (seed 1, `sc22-1056`, the scripts' configurations, so the numbers are those of
 `pairs.py` and `mixed.py`): FFT3D alone, FFT3D with Halo3D (Figs. 5-6), LQCD and Stencil5D
@@ -20,6 +21,8 @@ numbers beside the paper's to `results/figures.csv` and stdout.
 * Fig. 7: LQCD's packet latency alone and with Stencil5D, as boxes over the run (the paper
   plots it over time; the frames hold each job's quantiles over the whole run).
 * Fig. 8: LQCD's and Stencil5D's mean communication time per rank, alone and paired.
+* Fig. 9: CosmoFlow's and Halo3D's throughput co-running: CosmoFlow's peak (smoothed) and
+  when, Halo3D's lowest level within 0.5 ms of it, and Halo3D's mean after the 350 µs start.
 * Fig. 11: the mix's port stall time, per group over its local ports and per global link of
   group 0 (SST's `output_port_stalls`, summed over the run).
 * Fig. 12: the mix's congestion index, groups x groups (`dflab.workload.congestion_index`).
@@ -60,11 +63,13 @@ RUNS: dict[str, dict[str, Any]] = {
     "lqcd": {"what": "pairs", "args": ("lqcd", "none")},
     "stencil5d": {"what": "pairs", "args": ("stencil5d", "none")},
     "lqcd+stencil5d": {"what": "pairs", "args": ("lqcd", "stencil5d")},
+    "cosmoflow+halo3d": {"what": "pairs", "args": ("cosmoflow", "halo3d")},
 }
 GROUPS = {
     "pair": ("fft3d", "fft3d+halo3d"),
     "mixed": ("mixed",),
     "lqcd": ("lqcd", "stencil5d", "lqcd+stencil5d"),
+    "cosmoflow": ("cosmoflow+halo3d",),
 }
 # The paper's numbers (SC'22 §5; PAR, Q-adaptive), as its text states them.
 PAPER = {
@@ -87,6 +92,10 @@ PAPER = {
     "lqcd: latency p99, µs": ("42.94", "—"),
     "lqcd+stencil5d: LQCD latency mean, µs": ("21.37", "—"),
     "lqcd+stencil5d: LQCD latency p99, µs": ("77.44", "—"),
+    "cosmoflow+halo3d: CosmoFlow peak throughput, GB/ms": ("—", "3.15"),
+    "cosmoflow+halo3d: CosmoFlow peak at, ms": ("—", "5.51"),
+    "cosmoflow+halo3d: Halo3D lowest while CosmoFlow peaks, GB/ms": ("—", "2.95"),
+    "cosmoflow+halo3d: Halo3D mean, GB/ms": ("—", "4.51"),
     "lqcd: comm mean, ms": ("17.10", "13.43"),
     "lqcd+stencil5d: LQCD comm mean, ms": ("25.51", "14.67"),
     "lqcd+stencil5d: LQCD change, %": ("+49.14", "+9.27"),
@@ -187,7 +196,7 @@ def mean_throughput(
     t = frames["throughput"].filter((pl.col("job") == job) & (start >= start_us) & (start < end_us))
     if active:
         t = t.filter(pl.col("bytes") > 0)
-    return float(t["gb_per_ms"].mean())
+    return float(t["gb_per_ms"].mean()) if t.height else float("nan")
 
 
 def fig5_6(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure, dict[str, Any]]:
@@ -277,6 +286,42 @@ def fig7_8(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
     return fig7, fig8, numbers
 
 
+def fig9(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, dict[str, Any]]:
+    """CosmoFlow's and Halo3D's throughput co-running; the paper's panel (b) is taken to be
+    Q-adaptive (its routing is not named; Halo3D's level matches Q-adaptive's)."""
+    numbers: dict[str, Any] = {}
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for i, routing in enumerate(ROUTINGS):
+        frames = data[("cosmoflow+halo3d", routing)]
+        throughput_lines(axes[i], frames, f"({'ab'[i]}) {routing}")
+        smooth = {}
+        for name in ("cosmoflow", "halo3d"):
+            job = job_row(frames, name)["job"]
+            line = frames["throughput"].filter(pl.col("job") == job).sort("window_start_us")
+            smooth[name] = line.with_columns(
+                pl.col("gb_per_ms").rolling_mean(SMOOTH_WINDOWS, min_samples=1).alias("s")
+            )
+        peak = smooth["cosmoflow"].row(int(smooth["cosmoflow"]["s"].arg_max()), named=True)
+        halo = smooth["halo3d"]
+        # Halo3D's lowest smoothed level within 0.5 ms of CosmoFlow's peak.
+        near = halo.filter((pl.col("window_start_us") - peak["window_start_us"]).abs() <= 500.0)
+        end = job_row(frames, "halo3d")["exec_us"]
+        numbers[("cosmoflow+halo3d: CosmoFlow peak throughput, GB/ms", routing)] = peak["s"]
+        numbers[("cosmoflow+halo3d: CosmoFlow peak at, ms", routing)] = (
+            peak["window_start_us"] / 1e3
+        )
+        numbers[("cosmoflow+halo3d: Halo3D lowest while CosmoFlow peaks, GB/ms", routing)] = float(
+            near["s"].min()
+        )
+        numbers[("cosmoflow+halo3d: Halo3D mean, GB/ms", routing)] = mean_throughput(
+            frames, "halo3d", 350.0, end
+        )
+    axes[0].set_ylabel(f"throughput (GB/ms, {SMOOTH_WINDOWS}-window mean)")
+    fig.suptitle("SC'22 Fig. 9 in dflab: CosmoFlow and Halo3D co-running")
+    return fig, numbers
+
+
 def fig11_13(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[Figure], dict[str, Any]]:
     numbers: dict[str, Any] = {}
     fig11 = Figure(figsize=(12, 4), layout="constrained")
@@ -357,6 +402,9 @@ def main() -> int:
         numbers |= got
     if "lqcd" in groups:
         figures["sc22_fig7"], figures["sc22_fig8"], got = fig7_8(data)
+        numbers |= got
+    if "cosmoflow" in groups:
+        figures["sc22_fig9"], got = fig9(data)
         numbers |= got
     if "mixed" in groups:
         made, got = fig11_13(data)
