@@ -49,7 +49,7 @@ from matplotlib.figure import Figure
 
 from dflab.api import simulate
 from dflab.workload import congestion_index
-from dflab.workload_plots import SMOOTH_WINDOWS, write_workload
+from dflab.workload_plots import SMOOTH_WINDOWS, latency_box, throughput_lines, write_workload
 
 HERE = Path(__file__).resolve().parent
 FRAMES = HERE / "results" / "frames"
@@ -133,29 +133,10 @@ def job_row(frames: dict[str, Any], name: str) -> dict[str, Any]:
     return frames["jobs"].filter(pl.col("name") == name).row(0, named=True)
 
 
-def box(row: dict[str, Any], label: str, scale: float = 1e3) -> dict[str, Any]:
-    """A matplotlib `bxp` box from a row's latency quantiles (ns), in µs."""
-    q = {k: row[f"latency_{k}_ns"] / scale for k in ("q1", "p50", "q3", "p95", "p99", "mean")}
-    return {
-        "label": label,
-        "q1": q["q1"],
-        "med": q["p50"],
-        "q3": q["q3"],
-        "whislo": q["q1"],
-        "whishi": q["p95"],
-        "mean": q["mean"],
-        "fliers": [q["p99"]],
-    }
-
-
-def throughput_lines(ax: Any, frames: dict[str, Any], title: str) -> None:
-    for job in frames["jobs"].iter_rows(named=True):
-        line = frames["throughput"].filter(pl.col("job") == job["job"]).sort("window_start_us")
-        smooth = line["gb_per_ms"].rolling_mean(SMOOTH_WINDOWS, min_samples=1)
-        ax.plot(line["window_start_us"] / 1e3, smooth, label=job["name"])
+def throughput_panel(ax: Any, frames: dict[str, Any], title: str) -> None:
+    """Every job's throughput over time, labelled by name (`dflab plot`'s panel)."""
+    throughput_lines(ax, frames["throughput"], frames["jobs"]["name"].to_list())
     ax.set_title(title, fontsize="medium")
-    ax.set_xlabel("time (ms)")
-    ax.legend(fontsize="small")
 
 
 def stalls(frames: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -210,10 +191,13 @@ def fig5_6(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
         pair = data[("fft3d+halo3d", routing)]
         alone = data[("fft3d", routing)]
         halo = job_row(pair, "halo3d")
-        throughput_lines(ax5[i], pair, f"({'ab'[i]}) {routing}")
+        throughput_panel(ax5[i], pair, f"({'ab'[i]}) {routing}")
         ax5[i].axvline(halo["exec_us"] / 1e3, color="grey", linestyle=":", linewidth=1)
         fft_alone, fft_pair = job_row(alone, "fft3d"), job_row(pair, "fft3d")
-        boxes += [box(fft_alone, f"{routing}\nalone"), box(fft_pair, f"{routing}\n+ Halo3D")]
+        boxes += [
+            latency_box(fft_alone, f"{routing}\nalone"),
+            latency_box(fft_pair, f"{routing}\n+ Halo3D"),
+        ]
         key = f"{routing}"
         fft_end = fft_pair["exec_us"]
         numbers[("fft3d+halo3d: FFT3D throughput co-run, GB/ms", key)] = mean_throughput(
@@ -234,7 +218,6 @@ def fig5_6(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
             numbers[(f"fft3d+halo3d: FFT3D latency {label}, µs", key)] = (
                 fft_pair[f"latency_{q}_ns"] / 1e3
             )
-    ax5[0].set_ylabel(f"throughput (GB/ms, {SMOOTH_WINDOWS}-window mean)")
     fig5.suptitle("SC'22 Fig. 5 in dflab: FFT3D and Halo3D co-running (dotted: Halo3D ends)")
     ax6.bxp(boxes, showmeans=True)
     ax6.set_yscale("log")
@@ -256,8 +239,8 @@ def fig7_8(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
         pair = data[("lqcd+stencil5d", routing)]
         alone = {app: job_row(data[(app, routing)], app) for app in ("lqcd", "stencil5d")}
         boxes += [
-            box(alone["lqcd"], f"{routing}\nalone"),
-            box(job_row(pair, "lqcd"), f"{routing}\n+ Stencil5D"),
+            latency_box(alone["lqcd"], f"{routing}\nalone"),
+            latency_box(job_row(pair, "lqcd"), f"{routing}\n+ Stencil5D"),
         ]
         for prefix, row in (
             ("lqcd:", alone["lqcd"]),
@@ -294,7 +277,7 @@ def fig9(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, dict[str,
     axes = fig.subplots(1, 2, sharey=True)
     for i, routing in enumerate(ROUTINGS):
         frames = data[("cosmoflow+halo3d", routing)]
-        throughput_lines(axes[i], frames, f"({'ab'[i]}) {routing}")
+        throughput_panel(axes[i], frames, f"({'ab'[i]}) {routing}")
         smooth = {}
         for name in ("cosmoflow", "halo3d"):
             job = job_row(frames, name)["job"]
@@ -317,7 +300,6 @@ def fig9(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, dict[str,
         numbers[("cosmoflow+halo3d: Halo3D mean, GB/ms", routing)] = mean_throughput(
             frames, "halo3d", 350.0, end
         )
-    axes[0].set_ylabel(f"throughput (GB/ms, {SMOOTH_WINDOWS}-window mean)")
     fig.suptitle("SC'22 Fig. 9 in dflab: CosmoFlow and Halo3D co-running")
     return fig, numbers
 

@@ -79,7 +79,7 @@ def workload_figure(directory: Path) -> Figure:
     figure = Figure(figsize=(13, 8.5), layout="constrained")
     axes = figure.subplots(2, 3)
     _comm_bars(axes[0][0], jobs, labels)
-    _throughput(axes[0][1], frames["throughput"], labels)
+    throughput_lines(axes[0][1], frames["throughput"], labels)
     _latency_boxes(axes[0][2], jobs, labels)
     ports = frames["ports"]
     _stall_bars(axes[1][0], ports)
@@ -102,7 +102,8 @@ def _comm_bars(ax: Any, jobs: pl.DataFrame, labels: list[str]) -> None:
     ax.legend(loc="upper right", fontsize="small")
 
 
-def _throughput(ax: Any, throughput: pl.DataFrame, labels: list[str]) -> None:
+def throughput_lines(ax: Any, throughput: pl.DataFrame, labels: list[str]) -> None:
+    """Each job's throughput over time (`labels[job]`), smoothed over SMOOTH_WINDOWS windows."""
     for job, label in enumerate(labels):
         line = throughput.filter(pl.col("job") == job).sort("window_start_us")
         smooth = line["gb_per_ms"].rolling_mean(SMOOTH_WINDOWS, min_samples=1)
@@ -112,18 +113,24 @@ def _throughput(ax: Any, throughput: pl.DataFrame, labels: list[str]) -> None:
     ax.legend(fontsize="small")
 
 
+def latency_box(row: dict[str, Any], label: str) -> dict[str, Any]:
+    """A matplotlib `bxp` box (µs) from a job row's latency quantiles (ns): box Q1-Q3, median,
+    whisker to p95, p99 as the one flier, the mean."""
+    return {
+        "label": label,
+        "q1": row["latency_q1_ns"] / 1e3,
+        "med": row["latency_p50_ns"] / 1e3,
+        "q3": row["latency_q3_ns"] / 1e3,
+        "whislo": row["latency_q1_ns"] / 1e3,
+        "whishi": row["latency_p95_ns"] / 1e3,
+        "mean": row["latency_mean_ns"] / 1e3,
+        "fliers": [row["latency_p99_ns"] / 1e3],
+    }
+
+
 def _latency_boxes(ax: Any, jobs: pl.DataFrame, labels: list[str]) -> None:
     stats = [
-        {
-            "label": label,
-            "q1": row["latency_q1_ns"] / 1e3,
-            "med": row["latency_p50_ns"] / 1e3,
-            "q3": row["latency_q3_ns"] / 1e3,
-            "whislo": row["latency_q1_ns"] / 1e3,
-            "whishi": row["latency_p95_ns"] / 1e3,
-            "mean": row["latency_mean_ns"] / 1e3,
-            "fliers": [row["latency_p99_ns"] / 1e3],
-        }
+        latency_box(row, label)
         for row, label in zip(jobs.iter_rows(named=True), labels, strict=True)
     ]
     ax.bxp(stats, showmeans=True)
