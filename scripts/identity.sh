@@ -12,7 +12,8 @@
 # fingerprints with DFLAB_BLESS=1 bash scripts/identity.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+profile=release
 if [ "${DFLAB_DEBUG_ASSERTIONS:-0}" = 1 ]; then
-    export CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_TARGET_DIR=target/test-dbg
+    profile=ci-test # the test suite's profile: release optimisation with debug assertions
 fi
-exec cargo test --release -q -p dflab-core --test identity
+exec cargo test --profile "$profile" -q -p dflab-core --test identity

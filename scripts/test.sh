@@ -13,8 +13,9 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 # Optimised, with the engine's debug assertions on (the hot path's internal checks: order of
 # the request lists, marked requests facing full buffers, queue and FIFO bookkeeping), which a
-# plain release build compiles out; a target directory of its own keeps the release build's.
-CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_TARGET_DIR=target/test-dbg cargo test --release --workspace
+# plain release build compiles out. The `ci-test` profile (Cargo.toml) has no LTO, so the test
+# binaries link in seconds, and builds into target/ci-test, apart from the release build.
+cargo test --profile ci-test --workspace
 .venv/bin/ruff check python tests experiments
 .venv/bin/ruff format --check python tests experiments
 .venv/bin/pytest -q tests/python

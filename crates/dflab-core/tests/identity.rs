@@ -37,12 +37,33 @@ fn fingerprint(r: &SimResult) -> String {
 #[test]
 fn results_are_byte_identical_to_the_recorded_fingerprints() {
     let scenarios = std::fs::read_to_string(format!("{DIR}/scenarios.jsonl")).unwrap();
-    let mut lines = String::new();
-    for doc in scenarios.lines().filter(|l| !l.trim().is_empty()) {
+    let docs: Vec<&str> = scenarios.lines().filter(|l| !l.trim().is_empty()).collect();
+    let run = |doc: &str| {
         let cfg = Experiment::from_json(doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
         let result = dflab_core::simulate(&cfg).unwrap_or_else(|e| panic!("{doc}: {e}"));
-        let _ = writeln!(lines, "{}  {doc}", fingerprint(&result));
-    }
+        format!("{}  {doc}\n", fingerprint(&result))
+    };
+    // The scenarios are independent: spread over the cores (thread t takes every n-th one) and
+    // put back in file order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut slots = vec![String::new(); docs.len()];
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (docs, run) = (&docs, &run);
+                s.spawn(move || {
+                    let mine = (t..docs.len()).step_by(threads);
+                    mine.map(|i| (i, run(docs[i]))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, line) in h.join().expect("a scenario failed") {
+                slots[i] = line;
+            }
+        }
+    });
+    let lines = slots.concat();
     let path = format!("{DIR}/fingerprints.txt");
     let header = format!("# engine_semantics {}\n", dflab_core::ENGINE_SEMANTICS);
     let got = header + &lines;
