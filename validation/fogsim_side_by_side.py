@@ -18,7 +18,7 @@ Mapping (FOGSim labels of run_fogsim.py -> dflab):
 * PB (SRC_ADP, SRCEXC_RECOMP, RRG_L) -> PB restricted + recompute; PB_NORC -> PB restricted;
   PB_UNR -> PB plain;
 * ACOR (SWITCHCGCSRS) -> ACOR (3L, switch); PBACOR -> PB-ACOR (3L, IT2 = 50);
-* UN -> ur; ADVl -> advl; ADV+1 -> adv+1; ADV+h -> adv+h (random node of group g+i);
+* UN -> ur; ADVl -> advl; ADV+1 -> adv+1; ADV+h -> adv+h (random node of group g+i); PERM -> perm;
 * `Probability` (% of a phit per node per cycle, Bernoulli) -> `traffic.load`.
 """
 
@@ -57,7 +57,7 @@ ROUTINGS = {
     "ACOR": ["--routing", "ACOR"],
     "PBACOR": ["--routing", "PB-ACOR"],
 }
-PATTERNS = {"UN": "ur", "ADVl": "advl", "ADV+1": "adv+1", "ADV+h": "adv+h"}
+PATTERNS = {"UN": "ur", "ADVl": "advl", "ADV+1": "adv+1", "ADV+h": "adv+h", "PERM": "perm"}
 
 
 def dflab_command(row: dict, seed: int) -> list[str]:

@@ -97,6 +97,9 @@ PATTERNS = {
     # random node of group g+1 / g+h (h = 4)
     "ADV+1": ["Traffic=ADV_RANDOM_NODE", "AdvTrafficDistance=1"],
     "ADV+h": ["Traffic=ADV_RANDOM_NODE", "AdvTrafficDistance=4"],
+    # a fixed random destination per node, drawn at its first packet among the nodes not yet
+    # drawn (never itself)
+    "PERM": ["Traffic=RANDOMPERMUTATION"],
 }
 
 COLUMNS = [
