@@ -119,11 +119,14 @@ fn hysteretic_update_with_truncation() {
     q.message(0, 4, fb(3, 5, 10_000_000, 0.0));
     let after: Vec<f64> = (0..128).flat_map(|r| table(&q, 0).row(r).to_vec()).collect();
     assert_eq!(before, after);
+    // Truncated values are whole nanoseconds: the table keeps its 4-byte entries.
+    assert!(table(&q, 0).is_narrow());
 
-    // Without truncation the fractions stay.
+    // Without truncation the fractions stay (the table widens to 8-byte entries to hold them).
     let mut q = harness(QParams { truncate: false, ..params(0.001) });
     q.message(0, port, fb(dst, src, 320_900, 0.0));
     assert!((table(&q, 0).get(row, col) - (300.0 + 0.04 * 20.9)).abs() < 1e-9);
+    assert!(!table(&q, 0).is_narrow());
     // Plain update: α for bad news too.
     let plain = QAdaptiveParams { q_update: dflab_core::config::QUpdate::Plain, ..Default::default() };
     let mut q = harness(QParams::adaptive(&plain, &NetworkConfig::default()));

@@ -19,7 +19,7 @@
 use rand::Rng as _;
 
 use super::paths::{in_destination_group, port_to_group, port_to_router};
-use super::q_table::{argmin, connected, random_port, Feedback, QHeader, QParams, QTable};
+use super::q_table::{connected, random_port, Feedback, QHeader, QParams, QTable};
 use super::{Ctx, Dest, Hooks, Hop, Rng, RouterView, Routing, VcCounts};
 use crate::fastdiv::FastDiv;
 use crate::network::Packet;
@@ -149,10 +149,9 @@ impl Routing for QAdaptive {
             return in_destination_group(view, pkt, h);
         }
         let row = self.row(view.group, dst_group, pkt.src);
-        let qrow = table.row(row);
-        let best = argmin(qrow);
+        let (best, best_q) = table.best(row);
         // Off-policy bootstrap: S's estimate is its best value even when it must go minimally.
-        qh(pkt).estimate = qrow[best];
+        qh(pkt).estimate = best_q;
         let best_port = (best + self.p) as u16;
         let min_port = port_to_group(view, dst_group, rng);
         let port = if h == 0 {

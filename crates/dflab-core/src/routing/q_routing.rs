@@ -19,7 +19,7 @@
 use rand::Rng as _;
 
 use super::paths::{in_destination_group, port_to_group};
-use super::q_table::{argmin, connected, random_port, Feedback, QHeader, QParams, QTable};
+use super::q_table::{connected, random_port, Feedback, QHeader, QParams, QTable};
 use super::{Ctx, Dest, Hooks, Hop, Routing, VcCounts};
 use crate::fastdiv::FastDiv;
 use crate::network::Packet;
@@ -119,9 +119,8 @@ impl Routing for QRouting {
             return in_destination_group(view, pkt, h);
         }
         let topo = view.topo;
-        let qrow = cx.state.row(row_of(pkt.dst_router, view.router));
-        let best = argmin(qrow);
-        qh(pkt).estimate = qrow[best];
+        let (best, best_q) = cx.state.best(row_of(pkt.dst_router, view.router));
+        qh(pkt).estimate = best_q;
         let dst_group = topo.group_of(pkt.dst_router);
         let min_port = if view.group == dst_group {
             in_destination_group(view, pkt, h).port

@@ -228,32 +228,86 @@ fn hop_delay_ns(ps: Time, whole: bool) -> f64 {
 
 /// The table of one router: `rows × cols`, columns = the non-host ports (`port − p`). Columns
 /// of unconnected global ports hold +∞ and are never chosen.
+///
+/// Entries are stored as `f32` while every value written is exactly an `f32` (whole nanoseconds
+/// up to 2^24 ns, as with `routing.q_truncate`, and the initial latencies), halving the tables so
+/// that those of a 1,056-node network fit a 2 MB last-level cache; the first value that is not
+/// (a fraction of a nanosecond with `q_truncate = false`, or beyond 16.7 ms) widens the table to
+/// `f64` for good. Reads convert exactly, so results are those of `f64` tables bit for bit.
 #[derive(Debug, Clone)]
 pub struct QTable {
     pub rows: usize,
     pub cols: usize,
-    data: Vec<f64>,
+    store: Store,
+}
+
+#[derive(Debug, Clone)]
+enum Store {
+    Narrow(Vec<f32>),
+    Wide(Vec<f64>),
 }
 
 impl QTable {
     pub fn new(rows: usize, cols: usize, init: f64) -> QTable {
-        QTable { rows, cols, data: vec![init; rows * cols] }
+        let mut t = QTable { rows, cols, store: Store::Narrow(vec![0.0; rows * cols]) };
+        t.fill(init);
+        t
     }
 
+    fn fill(&mut self, v: f64) {
+        match &mut self.store {
+            Store::Narrow(d) if exact_f32(v) => d.fill(v as f32),
+            _ => self.store = Store::Wide(vec![v; self.rows * self.cols]),
+        }
+    }
+
+    /// Whether the entries are held as `f32` (no value written so far needed more).
+    pub fn is_narrow(&self) -> bool {
+        matches!(self.store, Store::Narrow(_))
+    }
+
+    /// The values of row `row` (a copy, for inspection and tests).
+    pub fn row(&self, row: usize) -> Vec<f64> {
+        (0..self.cols).map(|c| self.get(row, c)).collect()
+    }
+
+    /// The column of row `row` with the smallest value (ties to the lowest column) and its value.
     #[inline]
-    pub fn row(&self, row: usize) -> &[f64] {
+    pub fn best(&self, row: usize) -> (usize, f64) {
         let b = row * self.cols;
-        &self.data[b..b + self.cols]
+        match &self.store {
+            Store::Narrow(d) => {
+                let c = argmin(&d[b..b + self.cols]);
+                (c, d[b + c] as f64)
+            }
+            Store::Wide(d) => {
+                let c = argmin(&d[b..b + self.cols]);
+                (c, d[b + c])
+            }
+        }
     }
 
     #[inline]
     pub fn get(&self, row: usize, col: usize) -> f64 {
-        self.data[row * self.cols + col]
+        let i = row * self.cols + col;
+        match &self.store {
+            Store::Narrow(d) => d[i] as f64,
+            Store::Wide(d) => d[i],
+        }
     }
 
     #[inline]
     pub fn set(&mut self, row: usize, col: usize, v: f64) {
-        self.data[row * self.cols + col] = v;
+        let i = row * self.cols + col;
+        match &mut self.store {
+            Store::Narrow(d) if exact_f32(v) => d[i] = v as f32,
+            Store::Narrow(d) => {
+                let mut w: Vec<f64> = d.iter().map(|&x| x as f64).collect();
+                w[i] = v;
+                self.store = Store::Wide(w);
+            }
+            Store::Wide(d) => d[i] = v,
+        }
     }
 
     /// Apply one feedback to entry (row, col) with the learning rule of `params`.
@@ -268,9 +322,15 @@ impl QTable {
     }
 }
 
+/// Whether `v` survives the round trip through `f32` (NaN never does: it widens the table).
+#[inline(always)]
+fn exact_f32(v: f64) -> bool {
+    (v as f32) as f64 == v
+}
+
 /// Column of the smallest value; ties go to the lowest column (= lowest port).
 #[inline]
-pub fn argmin(row: &[f64]) -> usize {
+pub fn argmin<T: Copy + PartialOrd>(row: &[T]) -> usize {
     // The best value is carried, not re-read through `row[best]` (a dependent load and a
     // bounds check per column on every Q-adaptive hop).
     let Some((&first, rest)) = row.split_first() else { return 0 };
@@ -302,7 +362,8 @@ pub fn random_port(view: &RouterView, rng: &mut Rng) -> u16 {
 }
 
 /// Bytes of routing state per router of the reference implementations: one `int64` per table
-/// entry (dflab holds the same entries as `f64`, also 8 bytes).
+/// entry (dflab holds the same entries in 4 bytes while they are whole nanoseconds, see
+/// [`QTable`]).
 pub const BYTES_PER_ENTRY: usize = 8;
 
 /// Table entries per router of Q-adaptive's two-level table: `(g−1)·p` rows × `(k−p)` columns.
@@ -322,8 +383,67 @@ pub fn state_bytes_per_router(topo: &Topology) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{argmin, trunc};
+    use super::{argmin, trunc, QTable};
     use proptest::prelude::*;
+
+    /// A plain `f64` table, the reference for the compact one.
+    struct Wide {
+        cols: usize,
+        data: Vec<f64>,
+    }
+
+    impl Wide {
+        fn best(&self, row: usize) -> (usize, f64) {
+            let r = &self.data[row * self.cols..(row + 1) * self.cols];
+            let c = argmin(r);
+            (c, r[c])
+        }
+    }
+
+    #[test]
+    fn whole_nanoseconds_stay_narrow_and_a_fraction_widens_exactly() {
+        let mut t = QTable::new(3, 4, 150.0);
+        t.set(0, 1, f64::INFINITY);
+        t.set(1, 2, 16_777_216.0); // 2^24: still exact in f32
+        t.set(2, 3, -0.0);
+        assert!(t.is_narrow());
+        assert_eq!(t.get(2, 3).to_bits(), (-0.0f64).to_bits());
+        t.set(1, 0, 16_777_217.0); // 2^24 + 1 is not an f32
+        assert!(!t.is_narrow());
+        assert_eq!(t.get(1, 0), 16_777_217.0);
+        assert_eq!((t.get(0, 1), t.get(1, 2), t.get(0, 0)), (f64::INFINITY, 16_777_216.0, 150.0));
+        let mut f = QTable::new(2, 2, 20.5); // 20.5 is an f32: narrow
+        assert!(f.is_narrow());
+        f.set(0, 0, 0.1);
+        assert!(!f.is_narrow());
+        assert_eq!((f.get(0, 0), f.get(1, 1)), (0.1, 20.5));
+    }
+
+    proptest! {
+        /// Any sequence of writes gives the same reads and the same best column as an `f64`
+        /// table, whether the values are whole nanoseconds (narrow) or not (widened on the way).
+        #[test]
+        fn compact_table_reads_as_an_f64_table(
+            writes in prop::collection::vec((0usize..4, 0usize..5, -3e7f64..3e7, any::<bool>()), 0..60)
+        ) {
+            let (rows, cols) = (4, 5);
+            let mut t = QTable::new(rows, cols, 300.0);
+            let mut w = Wide { cols, data: vec![300.0; rows * cols] };
+            for (r, c, v, whole) in writes {
+                let v = if whole { v.trunc() } else { v };
+                t.set(r, c, v);
+                w.data[r * cols + c] = v;
+            }
+            for r in 0..rows {
+                for c in 0..cols {
+                    prop_assert_eq!(t.get(r, c).to_bits(), w.data[r * cols + c].to_bits());
+                }
+                let (tb, tv) = t.best(r);
+                let (wb, wv) = w.best(r);
+                prop_assert_eq!((tb, tv.to_bits()), (wb, wv.to_bits()));
+            }
+        }
+    }
 
     #[test]
     fn trunc_is_f64_trunc_bit_for_bit_on_edge_values() {
