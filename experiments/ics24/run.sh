@@ -31,7 +31,11 @@ for step in $STEPS; do
         fig17)
             "$DFLAB" sweep experiments/ics24/fig17_transient.toml --out "$OUT/fig17" --jobs "$JOBS"
             "$DFLAB" sweep experiments/ics24/fig17_transient_dgb.toml --out "$OUT/fig17-dgb" --jobs "$JOBS"
-            .venv/bin/python experiments/ics24/fig17.py "$OUT/fig17" "$OUT/fig17-dgb" --out "$OUT/fig17.png" ;;
+            .venv/bin/python experiments/ics24/fig17.py "$OUT/fig17" "$OUT/fig17-dgb" --out "$OUT/fig17.png"
+            # EDGB without exploration (docs/ugal-le-results.md): its own store and table
+            "$DFLAB" sweep experiments/ics24/fig17_transient_edgb_noexplore.toml --out "$OUT/fig17-edgb-noexplore" --jobs "$JOBS"
+            .venv/bin/python experiments/ics24/fig17.py "$OUT/fig17-edgb-noexplore" --routings EDGB \
+                --out "$OUT/fig17-edgb-noexplore.png" ;;
         *) echo "unknown step: $step (shift, perm, mix, fig17)" >&2; exit 2 ;;
     esac
 done

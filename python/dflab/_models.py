@@ -17,12 +17,12 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'VALn': (),
     'UGALg': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'UGALn': ('adaptive_threshold', 'intermediate', 'intra_group'),
-    'UGAL-L': ('bias', 'form', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates'),
-    'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'nonmin_candidates', 'window_ns'),
+    'UGAL-L': ('bias', 'form', 'intermediate', 'intra_group', 'min_candidates', 'min_gateways', 'nonmin_candidates'),
+    'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'min_gateways', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'UGAL-G-path': ('intermediate',),
-    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight'),
-    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'remove_inflight', 'window_ns'),
+    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight'),
+    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
     'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'restricted', 't_g_packets', 't_l'),
@@ -108,6 +108,7 @@ class Routing(Section):
     management: Annotated[str, AfterValidator(choice(('packet', 'switch')))] | None = Field(None, description='Where the level lives: per switch (hysteresis) or per packet. (Applies to ACOR.)')
     max_q: int | None = Field(None, ge=0, le=32, description='Router hops decided by the Q-table before minimal routing (VCs = max_q + 3). (Applies to Q-routing.)')
     min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L, UGAL-LE.)')
+    min_gateways: Annotated[str, AfterValidator(choice(('own-first', 'all')))] | None = Field(None, description='Which parallel links toward the destination group are minimal candidates. (Applies to UGAL-L, UGAL-LE, DGB, EDGB.)')
     nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
     policy: Annotated[str, AfterValidator(choice(('crg-gr', 'crg-sw', 'rrg-gr', 'rrg-sw')))] | None = Field(None, description='The misrouting policy (Table 1 of the ACOR paper). (Applies to VAL, PB.)')
     q_thld1: Number | None = Field(None, description='Relative threshold at the source router. (Applies to Q-adaptive.)')

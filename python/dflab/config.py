@@ -63,6 +63,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "network.credit_delay_cycles": 2,
     "network.cut_through": False,
     "routing.form": "hop-weighted",
+    "routing.min_gateways": "own-first",
     "routing.vc_layout": "reference",
     "network.host_buffer_flits": None,
     "network.local_buffer_flits": None,

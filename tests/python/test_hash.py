@@ -193,6 +193,13 @@ def test_booksim_keys_are_later_keys() -> None:
     form = validate(Experiment, {"routing": {"algorithm": "UGAL-L", "form": "booksim"}})
     assert ugal.canonical()["routing"]["form"] == "hop-weighted"
     assert form.content_hash() != ugal.content_hash()
+    # routing.min_gateways came later too: own-first keeps the key UGAL-L had before it
+    # (and every stored UGAL-L, UGAL-LE, EDGB point of results/ics24 keeps its key), all is
+    # another simulation.
+    assert ugal.canonical()["routing"]["min_gateways"] == "own-first"
+    assert ugal.content_hash() == "82cae1e7d4265b77"
+    spread = validate(Experiment, {"routing": {"algorithm": "UGAL-L", "min_gateways": "all"}})
+    assert spread.content_hash() != ugal.content_hash()
     booksim = validate(Experiment, {"network": BOOKSIM_NETWORK})
     single_cycle = {**BOOKSIM_NETWORK, "router_pipeline": "single-cycle"}
     single = validate(Experiment, {"network": single_cycle})

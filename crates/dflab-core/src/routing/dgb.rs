@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 
 use super::contention::ContentionCounters;
 use super::dgb_table::{table_bytes, DgbTable, Learning, Observation};
-use super::ugal_l::{count_decision, decision_probe_specs, Choice, UgalL, UgalLParams};
+use super::ugal_l::{count_decision, decision_probe_specs, Choice, MinGateways, UgalL, UgalLParams};
 use super::valiant::ValiantHeader;
 use super::{Ctx, Dest, Hooks, Hop, OracleView, RouterView, Routing, VcCounts, NO_PORT};
 use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
@@ -92,6 +92,9 @@ pub struct DgbParams {
     pub intermediate: Intermediate,
     /// Intra-group packets (minimal by default).
     pub intra_group: IntraGroup,
+    /// Which parallel links are minimal candidates (as UGAL-L; the fork has one link per
+    /// group pair).
+    pub min_gateways: MinGateways,
     /// Latency estimates and residuals on net occupancies, without the flits and credits on
     /// the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads.
     pub remove_inflight: bool,
@@ -108,6 +111,7 @@ impl Default for DgbParams {
             chan_global_cycles: None,
             intermediate: Intermediate::AnyShortcut,
             intra_group: IntraGroup::Minimal,
+            min_gateways: MinGateways::OwnFirst,
             remove_inflight: true,
         }
     }
@@ -198,6 +202,7 @@ impl<const E: bool> Dgb<E> {
         let inner = UgalL::new(UgalLParams {
             intermediate: p.intermediate,
             intra_group: p.intra_group,
+            min_gateways: p.min_gateways,
             ..UgalLParams::default()
         });
         let common = net.input_buffer_flits;

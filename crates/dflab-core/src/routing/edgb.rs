@@ -19,6 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::dgb::{window_ps, Contention, Dgb, DgbParams};
+use super::ugal_l::MinGateways;
 use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
 use crate::error::Result;
 use crate::topology::Topology;
@@ -47,6 +48,8 @@ pub struct EdgbParams {
     /// As DGB.
     pub intra_group: IntraGroup,
     /// As DGB.
+    pub min_gateways: MinGateways,
+    /// As DGB.
     pub remove_inflight: bool,
     /// The contention counters' sliding window (as UGAL-LE).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0e9))]
@@ -67,6 +70,7 @@ impl Default for EdgbParams {
             chan_global_cycles: d.chan_global_cycles,
             intermediate: d.intermediate,
             intra_group: d.intra_group,
+            min_gateways: d.min_gateways,
             remove_inflight: d.remove_inflight,
             window_ns: 500.0,
             active_threshold: 5,
@@ -88,6 +92,7 @@ impl EdgbParams {
             chan_global_cycles: self.chan_global_cycles,
             intermediate: self.intermediate,
             intra_group: self.intra_group,
+            min_gateways: self.min_gateways,
             remove_inflight: self.remove_inflight,
         }
     }

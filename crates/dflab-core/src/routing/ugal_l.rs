@@ -16,7 +16,9 @@
 //!   discrimination). With `intermediate = "any"` this is BookSim's UGAL: its random
 //!   intermediate node in the source or destination group leaves the packet minimal.
 //! * Candidates (default one of each): `routing.min_candidates` distinct gateways toward the
-//!   destination group (this router's own links if it has any, else any of the group's) and
+//!   destination group (`routing.min_gateways = "own-first"`, the default: this router's own
+//!   links if it has any, else any of the group's; `"all"`: any link of the group, the paper's
+//!   count of 4 minimal paths per router pair on dfly(4,8,4,9), ICS'24 §4.1) and
 //!   `routing.nonmin_candidates` intermediate routers drawn by `routing.intermediate` (default:
 //!   uniform outside the source and destination groups). Each class keeps its candidate with
 //!   the smallest `q · H`; a tie keeps the first drawn. With one link per group pair there is a
@@ -64,6 +66,22 @@ pub struct UgalLParams {
     pub intra_group: IntraGroup,
     /// The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`.
     pub form: UgalForm,
+    /// Which parallel links toward the destination group are minimal candidates.
+    pub min_gateways: MinGateways,
+}
+
+/// Which of the links toward the destination group a source router draws its minimal
+/// candidates from (it matters only with `links_per_pair > 1`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MinGateways {
+    /// This router's own links when it has one, else every link of its group: only the
+    /// shortest minimal paths.
+    #[default]
+    OwnFirst,
+    /// Every link of the group, own or not: the 4 minimal paths per router pair that ICS'24
+    /// §4.1 counts on dfly(4,8,4,9).
+    All,
 }
 
 /// The decision rule of UGAL-L.
@@ -89,6 +107,7 @@ impl Default for UgalLParams {
             intermediate: Intermediate::Outside,
             intra_group: IntraGroup::Minimal,
             form: UgalForm::HopWeighted,
+            min_gateways: MinGateways::OwnFirst,
         }
     }
 }
@@ -190,16 +209,18 @@ impl UgalL {
     }
 
     /// The best of `min_candidates` gateways toward the destination group, drawn without
-    /// replacement (selection sampling, no allocation), and whether they are this router's own
-    /// links.
+    /// replacement (selection sampling, no allocation) from the pool `min_gateways` names, and
+    /// whether it is this router's own link.
     fn best_minimal(&self, view: &RouterView, pkt: &Packet, rng: &mut Rng) -> (Candidate, bool) {
         let topo = view.topo;
         let gws = topo.gateways(view.group, topo.group_of(pkt.dst_router));
-        let own = gws.iter().filter(|gw| gw.0 as u32 == view.index).count();
-        let pool = gws.iter().filter(|gw| own == 0 || gw.0 as u32 == view.index);
-        let n = if own > 0 { own } else { gws.len() };
+        let is_own = |gw: &(u16, u16)| gw.0 as u32 == view.index;
+        let own = gws.iter().filter(|gw| is_own(gw)).count();
+        let only_own = own > 0 && self.params.min_gateways == MinGateways::OwnFirst;
+        let pool = gws.iter().filter(|gw| !only_own || is_own(gw));
+        let n = if only_own { own } else { gws.len() };
         let mut wanted = self.min_candidates.min(n);
-        let mut best: Option<Candidate> = None;
+        let mut best: Option<(Candidate, bool)> = None;
         for (i, &(r, k)) in pool.enumerate() {
             if wanted == 0 {
                 break;
@@ -213,11 +234,11 @@ impl UgalL {
             let landing = topo.peer(gw_router, topo.first_global_port() + k).map_or(u32::MAX, |(pr, _)| pr);
             let hops = (r as u32 != view.index) as u32 + 1 + (landing != pkt.dst_router) as u32;
             let c = Candidate { port, hops, q: view.port_occupancy(port) };
-            if best.is_none_or(|b| c.cost() < b.cost()) {
-                best = Some(c);
+            if best.is_none_or(|(b, _)| c.cost() < b.cost()) {
+                best = Some((c, r as u32 == view.index));
             }
         }
-        (best.expect("every pair of groups is connected"), own > 0)
+        best.expect("every pair of groups is connected")
     }
 
     /// The best of `nonmin_candidates` Valiant paths, with its intermediate router.
@@ -345,6 +366,7 @@ impl Routing for UgalL {
 mod tests {
     use super::*;
     use crate::routing::harness::{walk_pkt, Net};
+    use crate::topology::LinkClass;
 
     const FAR: u32 = 5 * 32 + 6; // group 5, router index 1: minimal path 0 -> router 1 -> group 5
 
@@ -470,6 +492,35 @@ mod tests {
             assert!(!pkt.nonminimal);
             assert_eq!(path[0].port, free);
         }
+    }
+
+    #[test]
+    fn min_gateways_all_draws_every_link_of_the_group() {
+        // dfly(4,8,4,9), 4 links per group pair: a router that owns one link to group 1 takes
+        // it with `own-first`; with `all` each of the 4 links is the minimal candidate about a
+        // quarter of the time, the other three through a local hop to their router, and the
+        // packet still crosses exactly one global link.
+        let net = Net::new(4, 8, 4, 4);
+        let gws: Vec<(u16, u16)> = net.topo.gateways(0, 1).to_vec();
+        let me = gws[0].0 as u32;
+        assert_eq!(gws.iter().filter(|g| g.0 as u32 == me).count(), 1);
+        let ports: Vec<u16> = gws.iter().map(|&gw| port_to_gateway(&net.view(me, 0), gw)).collect();
+        let (src, dst) = (me * 4, 32 + 5);
+        let firsts = |gateways: MinGateways| {
+            let alg = UgalL::new(UgalLParams { min_gateways: gateways, ..cfg(1000.0, 1) });
+            let mut counts = [0usize; 4];
+            for seed in 0..400 {
+                let (path, pkt) = walk_pkt(&net, &alg, src, dst, seed);
+                assert!(!pkt.nonminimal);
+                let globals = path.iter().filter(|h| net.topo.class_of_port(h.port) == LinkClass::Global).count();
+                assert_eq!(globals, 1, "seed {seed}");
+                counts[ports.iter().position(|&p| p == path[0].port).expect("a gateway's first port")] += 1;
+            }
+            counts
+        };
+        assert_eq!(firsts(MinGateways::OwnFirst), [400, 0, 0, 0]);
+        let all = firsts(MinGateways::All);
+        assert!(all.iter().all(|&c| (60..=140).contains(&c)), "{all:?}");
     }
 
     /// BookSim2 master's rule: minimal iff `q_m <= 2·q_nm + 30`, whatever the path lengths, on

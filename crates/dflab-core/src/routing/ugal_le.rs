@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::contention::ContentionCounters;
-use super::ugal_l::{count_decision, decision_probe_specs, MinimalPenalty, UgalL, UgalLParams};
+use super::ugal_l::{count_decision, decision_probe_specs, MinGateways, MinimalPenalty, UgalL, UgalLParams};
 use super::valiant::ValiantHeader;
 use super::{Ctx, Hooks, Hop, NoMsg, Routing, VcCounts};
 use crate::config::{Intermediate, IntraGroup, RoutingParams};
@@ -53,6 +53,8 @@ pub struct UgalLeParams {
     pub intermediate: Intermediate,
     /// Intra-group packets (as UGAL-L).
     pub intra_group: IntraGroup,
+    /// Which parallel links are minimal candidates (as UGAL-L).
+    pub min_gateways: MinGateways,
     /// The contention counters' sliding window (ICS'24: 500 cycles in BookSim, 500 ns in CODES).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0e9))]
     pub window_ns: f64,
@@ -70,6 +72,7 @@ impl Default for UgalLeParams {
             nonmin_candidates: l.nonmin_candidates,
             intermediate: l.intermediate,
             intra_group: l.intra_group,
+            min_gateways: l.min_gateways,
             window_ns: 500.0,
             active_threshold: 5,
         }
@@ -93,6 +96,7 @@ impl UgalLe {
             nonmin_candidates: p.nonmin_candidates,
             intermediate: p.intermediate,
             intra_group: p.intra_group,
+            min_gateways: p.min_gateways,
             ..UgalLParams::default()
         });
         UgalLe { inner, probes: false, window: ns_to_ps(p.window_ns).max(1), threshold: p.active_threshold }
