@@ -72,6 +72,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "run.stop_when_saturated": False,
     "run.steady_windows": 5,
     "run.steady_tolerance": 0.05,
+    "workload.mpi.rendezvous_recv_pin": False,
 }
 
 

@@ -216,3 +216,17 @@ def test_per_class_buffers_are_later_keys_and_reach_the_hash() -> None:
     a = validate(Experiment, {"network": {"local_buffer_flits": 10}}).content_hash()
     b = validate(Experiment, {"network": {"global_buffer_flits": 10}}).content_hash()
     assert a != b
+
+
+def test_receive_pinning_is_a_later_key() -> None:
+    # workload.mpi.rendezvous_recv_pin came after the hash schema: off (the engine before it)
+    # is dropped from the hashed form, so a stored workload point keeps its key; on is
+    # another simulation.
+    off = validate(Experiment, {"preset": "sc22-1056"})
+    on = validate(
+        Experiment,
+        {"preset": "sc22-1056", "workload": {"mpi": {"rendezvous_recv_pin": True}}},
+    )
+    assert off.canonical()["workload"]["mpi"]["rendezvous_recv_pin"] is False
+    assert "rendezvous_recv_pin" not in without_later_defaults(off.canonical())["workload"]["mpi"]
+    assert on.content_hash() != off.content_hash()

@@ -473,6 +473,38 @@ fn toolkit_host_costs_shift_the_schedule_by_their_own_amounts() {
     assert_eq!((rep.jobs[0].wire_bytes, rep.jobs[0].packets), (40 * 512 + 3 * 512, 43));
 }
 
+/// `rendezvous_recv_pin`: a receive above the eager limit is in place only after its buffer
+/// is pinned (300 ns + 10 ns per page). Posted after the request to send has arrived, it
+/// delays the clear to send, and so everything after it, by exactly the pinning; posted long
+/// before, it costs nothing; a receive of eager size never pins.
+#[test]
+fn a_rendezvous_receive_pins_its_buffer_before_it_is_in_place() {
+    let run = |recv_after_ns: u64, recv_bytes: u64, pin: bool| {
+        let mut e = with_jobs(
+            net(),
+            vec![pair_job(json!([
+                { "rank": 0, "op": "send", "peer": 71, "bytes": 40 * 512 },
+                { "rank": 71, "op": "compute", "ns": recv_after_ns },
+                { "rank": 71, "op": "recv", "peer": 0, "bytes": recv_bytes },
+            ]))],
+        );
+        let m = &mut e.workload.as_mut().unwrap().mpi;
+        (m.rendezvous_pin_ns, m.rendezvous_pin_ns_per_page, m.rendezvous_recv_pin) = (300.0, 10.0, pin);
+        let rep = report(&e);
+        (stop(&rep, 0), stop(&rep, 71))
+    };
+    // 20,480 B: 5 pages, 350 ns. The send side pins too (before its request to send).
+    let pin: Time = 350 * NS;
+    for bytes in [40 * 512, 12_000] {
+        // Posted at 5 µs, well after the request to send arrived (unexpected).
+        let (off, on) = (run(5_000, bytes, false), run(5_000, bytes, true));
+        let delay = if bytes > 12_000 { pin } else { 0 };
+        assert_eq!((on.0 - off.0, on.1 - off.1), (delay, delay), "{bytes} B");
+    }
+    // Posted at once: pinned long before the request arrives, the schedule is unchanged.
+    assert_eq!(run(0, 40 * 512, true), run(0, 40 * 512, false));
+}
+
 /// Every MPI call of a program costs its entry (30 ns) before it takes effect and its return
 /// (30 ns) after it completes, a `waitall` with nothing left to wait for too; a collective is
 /// one call, its own messages pay nothing.

@@ -100,7 +100,10 @@ fn alltoallv(comm: &Comm, rank: u32, send_bytes: &[u64], tag: u32, out: &mut Vec
     for c in 1..n {
         let from = (i + n - c) % n;
         let to = (i + c) % n;
-        out.push(Op::Irecv { from: comm.members[from as usize], bytes: 0, tag });
+        // The size expected from `from` is what this rank sends it (an alltoall's sizes are
+        // symmetric; the sender's size is what travels).
+        let expected = send_bytes[from as usize];
+        out.push(Op::Irecv { from: comm.members[from as usize], bytes: expected, tag });
         out.push(Op::Isend { to: comm.members[to as usize], bytes: send_bytes[to as usize], tag });
         out.push(Op::WaitAll);
     }

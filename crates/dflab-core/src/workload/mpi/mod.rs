@@ -101,6 +101,8 @@ struct Protocol {
     copy_per_byte: f64,
     pin: Time,
     pin_per_page: Time,
+    /// Receives of rendezvous size pin their buffer before they are posted.
+    recv_pin: bool,
     ack: bool,
     /// Every MPI call's entry and return.
     call_enter: Time,
@@ -189,6 +191,7 @@ fn protocol(w: &WorkloadConfig, flit_bytes: u64, packet_flits: u64) -> Protocol 
         copy_per_byte: m.eager_copy_ps_per_byte,
         pin: ns_to_ps(m.rendezvous_pin_ns),
         pin_per_page: ns_to_ps(m.rendezvous_pin_ns_per_page),
+        recv_pin: m.rendezvous_recv_pin,
         ack: m.rendezvous_ack,
         call_enter: ns_to_ps(m.call_enter_ns),
         call_return: ns_to_ps(m.call_return_ns),

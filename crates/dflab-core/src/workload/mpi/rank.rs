@@ -31,6 +31,8 @@ pub struct Posted {
     pub from: u32,
     pub tag: u32,
     pub blocking: bool,
+    /// When the receive is in place (later than its post while its buffer is pinned).
+    pub ready: Time,
 }
 
 pub struct Rank {

@@ -167,14 +167,14 @@ impl Mpi {
                 self.block(g, op, Activity::Blocked, ends_call);
                 return false;
             }
-            Op::Irecv { from, tag, .. } => {
+            Op::Irecv { from, bytes, tag } => {
                 self.end_burst(g);
                 self.ranks[g as usize].pending += 1;
-                self.post_recv(cx, g, first + from, tag, false);
+                self.post_recv(cx, g, first + from, bytes, tag, false);
             }
-            Op::Recv { from, tag, .. } => {
+            Op::Recv { from, bytes, tag } => {
                 self.end_burst(g);
-                self.post_recv(cx, g, first + from, tag, true);
+                self.post_recv(cx, g, first + from, bytes, tag, true);
                 self.block(g, op, Activity::Blocked, ends_call);
                 return false;
             }
@@ -319,27 +319,31 @@ impl Mpi {
             recv_blocking: false,
         });
         // The host's own costs before the NIC sees the message: the eager copy, or pinning.
-        let host = if eager {
-            (bytes as f64 * self.p.copy_per_byte).round() as Time
-        } else {
-            self.p.pin + bytes.div_ceil(4096) * self.p.pin_per_page
-        };
+        let host = if eager { (bytes as f64 * self.p.copy_per_byte).round() as Time } else { self.pin_time(bytes) };
         cx.wake_at(cx.now() + host + self.p.tx + self.p.nic_tx, NIC_READY, m, 0);
     }
 
-    /// Rank `g` posts a receive from global rank `from`.
-    fn post_recv(&mut self, cx: &mut WorkloadCtx, g: u32, from: u32, tag: u32, blocking: bool) {
+    /// Host time to pin a rendezvous buffer of `bytes`.
+    fn pin_time(&self, bytes: u64) -> Time {
+        self.p.pin + bytes.div_ceil(4096) * self.p.pin_per_page
+    }
+
+    /// Rank `g` posts a receive of `bytes` from global rank `from`: at once, or once its buffer
+    /// is pinned (`rendezvous_recv_pin`, receives above the eager limit).
+    fn post_recv(&mut self, cx: &mut WorkloadCtx, g: u32, from: u32, bytes: u64, tag: u32, blocking: bool) {
+        let pinned = self.p.recv_pin && bytes > self.p.eager_limit;
+        let ready = cx.now() + if pinned { self.pin_time(bytes) } else { 0 };
         let r = &mut self.ranks[g as usize];
         let found = r.unexpected.iter().position(|&m| {
             let msg = &self.msgs[m as usize];
             msg.src == from && msg.tag == tag
         });
         let Some(i) = found else {
-            r.posted.push(Posted { from, tag, blocking });
+            r.posted.push(Posted { from, tag, blocking, ready });
             return;
         };
         let m = r.unexpected.remove(i);
-        let at = cx.now() + self.p.rx_setup + self.p.match_;
+        let at = ready + self.p.rx_setup + self.p.match_;
         if self.msgs[m as usize].phase == Phase::Eager {
             self.free_msgs.push(m);
             cx.wake_at(at, COMPLETE, g, blocking as u32);
@@ -430,12 +434,14 @@ impl Mpi {
                     self.ranks[dst as usize].unexpected.push(m);
                     return;
                 };
+                // A receive still pinning its buffer matches once it is in place.
+                let at = now.max(p.ready) + self.p.match_;
                 if self.msgs[m as usize].phase == Phase::Eager {
                     self.free_msgs.push(m);
-                    cx.wake_at(now + self.p.match_, COMPLETE, dst, p.blocking as u32);
+                    cx.wake_at(at, COMPLETE, dst, p.blocking as u32);
                 } else {
                     self.msgs[m as usize].recv_blocking = p.blocking;
-                    self.clear_to_send(cx, m, now + self.p.match_);
+                    self.clear_to_send(cx, m, at);
                 }
             }
             Phase::Cts => {
