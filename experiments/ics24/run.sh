@@ -39,3 +39,5 @@ for step in $STEPS; do
         *) echo "unknown step: $step (shift, perm, mix, fig17)" >&2; exit 2 ;;
     esac
 done
+# Every campaign's saturation loads beside the paper's (the campaigns run so far).
+.venv/bin/python experiments/ics24/saturation_bars.py "$OUT" --out "$OUT/saturation.png" || true
