@@ -220,13 +220,14 @@ def test_per_class_buffers_are_later_keys_and_reach_the_hash() -> None:
 
 def test_receive_pinning_is_a_later_key() -> None:
     # workload.mpi.rendezvous_recv_pin came after the hash schema: off (the engine before it)
-    # is dropped from the hashed form, so a stored workload point keeps its key; on is
-    # another simulation.
-    off = validate(Experiment, {"preset": "sc22-1056"})
-    on = validate(
+    # is dropped from the hashed form, so a stored workload point keeps its key; on, the
+    # default since (Firefly pins), is another simulation.
+    on = validate(Experiment, {"preset": "sc22-1056"})
+    off = validate(
         Experiment,
-        {"preset": "sc22-1056", "workload": {"mpi": {"rendezvous_recv_pin": True}}},
+        {"preset": "sc22-1056", "workload": {"mpi": {"rendezvous_recv_pin": False}}},
     )
-    assert off.canonical()["workload"]["mpi"]["rendezvous_recv_pin"] is False
+    assert on.canonical()["workload"]["mpi"]["rendezvous_recv_pin"] is True
     assert "rendezvous_recv_pin" not in without_later_defaults(off.canonical())["workload"]["mpi"]
+    assert without_later_defaults(on.canonical())["workload"]["mpi"]["rendezvous_recv_pin"]
     assert on.content_hash() != off.content_hash()

@@ -125,8 +125,8 @@ pub struct MpiConfig {
     pub rendezvous_pin_ns_per_page: f64,
     /// A receive of more than `eager_limit_bytes` (its posted size) is posted only after its
     /// buffer is pinned, at the send side's cost (`rendezvous_pin_ns` +
-    /// `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once.
-    /// False (the default): receives are posted at once.
+    /// `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once
+    /// (the default). False: receives are posted at once (dflab before this key).
     pub rendezvous_recv_pin: bool,
     /// A rendezvous send completes when the receiver's acknowledgement (a `header_bytes`
     /// message sent when the data is in) arrives, as Firefly's does; false: when its last
@@ -157,7 +157,7 @@ impl Default for MpiConfig {
             eager_copy_ps_per_byte: 344.0,
             rendezvous_pin_ns: 300.0,
             rendezvous_pin_ns_per_page: 10.0,
-            rendezvous_recv_pin: false,
+            rendezvous_recv_pin: true,
             rendezvous_ack: true,
             call_enter_ns: 30.0,
             call_return_ns: 30.0,
