@@ -39,5 +39,7 @@ for step in $STEPS; do
         *) echo "unknown step: $step (shift, perm, mix, fig17)" >&2; exit 2 ;;
     esac
 done
-# Every campaign's saturation loads beside the paper's (the campaigns run so far).
+# Every campaign's saturation loads beside the paper's, and its latency-load curves (the
+# campaigns run so far).
 .venv/bin/python experiments/ics24/saturation_bars.py "$OUT" --out "$OUT/saturation.png" || true
+.venv/bin/python experiments/ics24/curves.py "$OUT" --out "$OUT/curves.png" || true
