@@ -221,7 +221,8 @@ impl UgalL {
         let n = if only_own { own } else { gws.len() };
         let mut wanted = self.min_candidates.min(n);
         let mut best: Option<(Candidate, bool)> = None;
-        for (i, &(r, k)) in pool.enumerate() {
+        for (i, gw) in pool.enumerate() {
+            let (r, k) = *gw;
             if wanted == 0 {
                 break;
             }
@@ -232,10 +233,11 @@ impl UgalL {
             let port = port_to_gateway(view, (r, k));
             let gw_router = view.group * topo.a as u32 + r as u32;
             let landing = topo.peer(gw_router, topo.first_global_port() + k).map_or(u32::MAX, |(pr, _)| pr);
-            let hops = (r as u32 != view.index) as u32 + 1 + (landing != pkt.dst_router) as u32;
+            let at_own = is_own(gw);
+            let hops = !at_own as u32 + 1 + (landing != pkt.dst_router) as u32;
             let c = Candidate { port, hops, q: view.port_occupancy(port) };
             if best.is_none_or(|(b, _)| c.cost() < b.cost()) {
-                best = Some((c, r as u32 == view.index));
+                best = Some((c, at_own));
             }
         }
         best.expect("every pair of groups is connected")
