@@ -49,6 +49,8 @@ ROUTINGS = {
     "VAL": ["--routing", "VAL", *_RR],
     "VAL_CRGGr": ["--routing", "VAL", "--set", "routing.policy=crg-gr", *_RR],
     "VAL_CRGSw": ["--routing", "VAL", "--set", "routing.policy=crg-sw", *_RR],
+    "VAL_CRGGr_NORC": ["--routing", "VAL", "--set", "routing.policy=crg-gr", *_R,
+                       "--set", "routing.recompute=false"],
     "VAL_NORC": ["--routing", "VAL", *_R, "--set", "routing.recompute=false"],
     "VAL_UNR": ["--routing", "VAL", *_PLAIN],
     "PB": ["--routing", "PB", *_RR],

@@ -71,6 +71,8 @@ ROUTINGS = {
             "ValiantMisroutingDestination=NODE"] + _VC_NM,
     "VAL_CRGGr": ["routing=OBL", "ValiantType=SRCEXC_RECOMP", "GlobalMisroutingPolicy=CRG_L",
                   "ValiantMisroutingDestination=GROUP"] + _VC_NM,
+    "VAL_CRGGr_NORC": ["routing=OBL", "ValiantType=SRCEXC", "GlobalMisroutingPolicy=CRG_L",
+                       "ValiantMisroutingDestination=GROUP"] + _VC_NM,
     "VAL_CRGSw": ["routing=OBL", "ValiantType=SRCEXC_RECOMP", "GlobalMisroutingPolicy=CRG_L",
                   "ValiantMisroutingDestination=NODE"] + _VC_NM,
     # restricted Valiant WITHOUT recomputation (Fig. 4 "RVAL"; Fig. 5 "VAL" without Recomp)
