@@ -5,7 +5,10 @@
 //!
 //! * One decision at the source router for each packet whose destination is on another
 //!   switch, re-taken at every refused attempt at the head of the injection buffer when
-//!   `routing.recompute` is set (with a new non-minimal candidate each time).
+//!   `routing.recompute` is set (with a new non-minimal candidate each time). Deviation from
+//!   FOGSim: without recomputation its `SRC_ADP` keeps the Valiant node but re-evaluates the
+//!   misroute condition at every refused attempt; this PB keeps its first decision
+//!   (docs/acor.md, decision 10).
 //! * The non-minimal candidate is drawn under `routing.policy` (default `rrg-sw`) and, with
 //!   `routing.restricted`, inside the group for intra-group packets ([`super::misroute`]).
 //! * **Misroute** iff `q_min·H_min > q_nm·H_nm + t_l·P` or the global link of the minimal path
