@@ -25,7 +25,7 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
-    'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'restricted', 't_g_packets', 't_l'),
+    'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'reevaluate', 'restricted', 't_g_packets', 't_l'),
     'ACOR': ('dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'management', 'sequence'),
     'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'flag_period_cycles', 'hi_ns', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
@@ -116,6 +116,7 @@ class Routing(Section):
     q_truncate: bool | None = Field(None, description="Truncate Q to whole ns after each update (the reference's int64 tables). (Applies to Q-adaptive, Q-routing.)")
     q_update: Annotated[str, AfterValidator(choice(('hysteretic', 'plain')))] | None = Field(None, description='Hysteretic (α/β) or plain (α only) update. (Applies to Q-adaptive, Q-routing.)')
     recompute: bool | None = Field(None, description='Draw a new path at every refused attempt at the head of the injection buffer. (Applies to VAL, PB.)')
+    reevaluate: bool | None = Field(None, description="Without `recompute`: decide again at every refused attempt at the head of the injection buffer between the minimal path and the candidate drawn at the first attempt, as FOGSim's `SRC_ADP` does (the default). False: the first decision stays. No effect with `recompute`. (Applies to PB.)")
     remove_inflight: bool | None = Field(None, description="Latency estimates and residuals on net occupancies, without the flits and credits on the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads. (Applies to DGB, EDGB.)")
     restricted: bool | None = Field(None, description='RVAL: intra-group packets misroute inside their group only (L-L). (Applies to VAL, PB.)')
     sequence: Annotated[str, AfterValidator(choice(('2LA', '2LB', '3L')))] | None = Field(None, description='The sequence of misrouting policies (Table 2). (Applies to ACOR, PB-ACOR.)')

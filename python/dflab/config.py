@@ -73,6 +73,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "run.steady_windows": 5,
     "run.steady_tolerance": 0.05,
     "workload.mpi.rendezvous_recv_pin": False,
+    "routing.reevaluate": False,
 }
 
 

@@ -231,3 +231,23 @@ def test_receive_pinning_is_a_later_key() -> None:
     assert "rendezvous_recv_pin" not in without_later_defaults(off.canonical())["workload"]["mpi"]
     assert without_later_defaults(on.canonical())["workload"]["mpi"]["rendezvous_recv_pin"]
     assert on.content_hash() != off.content_hash()
+
+
+def test_pb_reevaluation_is_a_later_key_that_only_plain_pb_hashes() -> None:
+    # routing.reevaluate came after the hash schema: false (PB deciding once, the engine before
+    # it) keeps the key of a stored plain PB point; true, the default (FOGSim's SRC_ADP), is
+    # another simulation. With recomputation it has no effect, and a recomputing PB point keeps
+    # its key whatever it says.
+    def pb(**params: Any) -> Experiment:
+        return validate(
+            Experiment, {"preset": "acor-1056", "routing": {"algorithm": "PB", **params}}
+        )
+
+    plain = pb(recompute=False)
+    once = pb(recompute=False, reevaluate=False)
+    assert plain.canonical()["routing"]["reevaluate"] is True
+    assert "reevaluate" not in without_later_defaults(once.canonical())["routing"]
+    assert plain.content_hash() != once.content_hash()
+    recomputing = pb(recompute=True)
+    assert recomputing.content_hash() == pb(recompute=True, reevaluate=False).content_hash()
+    assert "reevaluate" not in without_later_defaults(recomputing.canonical())["routing"]

@@ -21,6 +21,12 @@ pub trait RoutingParams: DeserializeOwned + Serialize + JsonSchema + Default + C
     fn check(&self) -> Result<()> {
         Ok(())
     }
+
+    /// The same simulation's parameters with those that have no effect in it at one fixed
+    /// value, so that equal simulations hash alike (the store key).
+    fn canonical(self) -> Self {
+        self
+    }
 }
 
 /// An algorithm without parameters.

@@ -237,6 +237,38 @@ pub fn commit(pkt: &mut Packet, d: &Drawn, level: u8, now: Time) {
     pkt.nonminimal = !d.is_minimal();
 }
 
+/// Write the source decision between the minimal path and the non-minimal `candidate`: the
+/// candidate's fields are kept in the header either way, so that a later attempt can take the
+/// decision again with the same candidate ([`candidate`]).
+pub fn commit_choice(pkt: &mut Packet, candidate: &Drawn, misroute: bool, level: u8, now: Time) {
+    commit(pkt, candidate, level, now);
+    if !misroute {
+        pkt.hdr_mut::<MisrouteHeader>().phase = MINIMAL;
+        pkt.nonminimal = false;
+    }
+}
+
+/// The non-minimal candidate written by [`commit_choice`] (or [`commit`]) at the source router
+/// `src`, taken or not: a restricted intra-group path starts toward its intermediate router, any
+/// other toward its intermediate group.
+pub fn candidate(topo: &Topology, src: u32, pkt: &Packet) -> Drawn {
+    let h = hdr(pkt);
+    let phase = if h.inter_group == NONE {
+        MINIMAL
+    } else if h.inter_group == topo.group_of(src) {
+        TO_INTER_ROUTER
+    } else {
+        TO_INTER_GROUP
+    };
+    Drawn {
+        inter_router: h.inter_router,
+        inter_group: h.inter_group,
+        via_index: h.via_index,
+        via_port: h.via_port,
+        phase,
+    }
+}
+
 /// The next hop of a packet whose path is written, at `router`; `to_group` gives the first
 /// port of a minimal path toward another group (None: it needs the router's view, for
 /// parallel links). None leaves `pkt` unchanged.

@@ -3,12 +3,13 @@
 //! with `CongestionDetection=PER_PORT` at dcdd75f; acor-family note A7, baseline-algorithms
 //! §3.1).
 //!
-//! * One decision at the source router for each packet whose destination is on another
-//!   switch, re-taken at every refused attempt at the head of the injection buffer when
-//!   `routing.recompute` is set (with a new non-minimal candidate each time). Deviation from
-//!   FOGSim: without recomputation its `SRC_ADP` keeps the Valiant node but re-evaluates the
-//!   misroute condition at every refused attempt; this PB keeps its first decision
-//!   (docs/acor.md, decision 10).
+//! * A decision at the source router for each packet whose destination is on another switch,
+//!   taken again at every refused attempt at the head of the injection buffer, as FOGSim's
+//!   `SRC_ADP` does: with `routing.recompute`, with a new non-minimal candidate each time;
+//!   without it, with the candidate drawn at the first attempt (`routing.reevaluate`, the
+//!   default; FOGSim keeps the Valiant node but evaluates the misroute condition at every
+//!   allocation attempt). Option `routing.reevaluate = false`: without recomputation the
+//!   first decision stays (docs/acor.md, decision 10).
 //! * The non-minimal candidate is drawn under `routing.policy` (default `rrg-sw`) and, with
 //!   `routing.restricted`, inside the group for intra-group packets ([`super::misroute`]).
 //! * **Misroute** iff `q_min·H_min > q_nm·H_nm + t_l·P` or the global link of the minimal path
@@ -52,8 +53,14 @@ pub struct PbParams {
     pub policy: Policy,
     /// Intra-group packets' non-minimal candidate stays inside their group (RPB).
     pub restricted: bool,
-    /// Decide again at every refused attempt at the head of the injection buffer.
+    /// Decide again at every refused attempt at the head of the injection buffer, with a new
+    /// non-minimal candidate.
     pub recompute: bool,
+    /// Without `recompute`: decide again at every refused attempt at the head of the injection
+    /// buffer between the minimal path and the candidate drawn at the first attempt, as
+    /// FOGSim's `SRC_ADP` does (the default). False: the first decision stays. No effect with
+    /// `recompute`.
+    pub reevaluate: bool,
     /// `C_g`: a global port is saturated above this percentage of its router's mean.
     #[schemars(range(min = 0.0, max = 100000.0))]
     pub c_g_pct: f64,
@@ -76,6 +83,7 @@ impl Default for PbParams {
             policy: v.policy,
             restricted: v.restricted,
             recompute: v.recompute,
+            reevaluate: true,
             c_g_pct: 120.0,
             t_g_packets: 5.0,
             t_l: 0.0,
@@ -84,7 +92,13 @@ impl Default for PbParams {
     }
 }
 
-impl RoutingParams for PbParams {}
+impl RoutingParams for PbParams {
+    /// `reevaluate` matters only without `recompute`: with it, it reads false (the value that
+    /// keeps the store keys of points made before the key).
+    fn canonical(self) -> Self {
+        PbParams { reevaluate: self.reevaluate && !self.recompute, ..self }
+    }
+}
 
 /// A router's flag ticking (the flags themselves are published to the group's signals).
 #[derive(Debug, Default)]
@@ -192,14 +206,33 @@ impl PbRule {
     /// The source decision for `pkt` at `cx`'s router, the non-minimal candidate drawn under
     /// `policy`: the path to take.
     pub fn decide<R: Routing>(&self, cx: &mut Ctx<'_, R>, pkt: &Packet, policy: Policy) -> Drawn {
+        let (nm, misroute) = self.draw_and_choose(cx, pkt, policy);
+        if misroute {
+            nm
+        } else {
+            Drawn::MINIMAL
+        }
+    }
+
+    /// The non-minimal candidate for `pkt` drawn under `policy`, and whether the decision
+    /// takes it.
+    pub fn draw_and_choose<R: Routing>(&self, cx: &mut Ctx<'_, R>, pkt: &Packet, policy: Policy) -> (Drawn, bool) {
+        let (topo, router) = (cx.view.topo, cx.view.router);
+        if pkt.dst_router == router {
+            return (Drawn::MINIMAL, false);
+        }
+        let nm = misroute::draw(topo, router, pkt.dst_router, policy, self.params.restricted, cx.rng);
+        let misroute = self.choose(cx, pkt, &nm);
+        (nm, misroute)
+    }
+
+    /// Whether the source decision for `pkt` at `cx`'s router takes the non-minimal `nm`
+    /// rather than the minimal path.
+    pub fn choose<R: Routing>(&self, cx: &mut Ctx<'_, R>, pkt: &Packet, nm: &Drawn) -> bool {
         let (topo, router) = (cx.view.topo, cx.view.router);
         let dst = pkt.dst_router;
-        if dst == router {
-            return Drawn::MINIMAL;
-        }
-        let nm = misroute::draw(topo, router, dst, policy, self.params.restricted, cx.rng);
-        if nm.is_minimal() {
-            return nm;
+        if dst == router || nm.is_minimal() {
+            return false;
         }
         let dst_group = topo.group_of(dst);
         let min_port = if dst_group == cx.view.group {
@@ -207,9 +240,9 @@ impl PbRule {
         } else {
             port_to_group(&cx.view, dst_group, cx.rng)
         };
-        let nm_port = self.first_port(topo, router, &nm, pkt);
+        let nm_port = self.first_port(topo, router, nm, pkt);
         let q = |port: u16| cx.view.occupancy(port, misroute::first_vc(topo, &self.ladder, port) as usize) as f64;
-        let (h_min, h_nm) = (topo.min_hops(router, dst) as f64, misroute::path_hops(topo, router, dst, &nm) as f64);
+        let (h_min, h_nm) = (topo.min_hops(router, dst) as f64, misroute::path_hops(topo, router, dst, nm) as f64);
         let by_queues = q(min_port) * h_min > q(nm_port) * h_nm + self.params.t_l * self.packet_flits;
         let flagged = !by_queues && dst_group != cx.view.group && self.min_link_flagged(cx, min_port, dst_group);
         if flagged {
@@ -217,10 +250,8 @@ impl PbRule {
         }
         if by_queues || flagged {
             cx.count(PROBE_MISROUTED, 1);
-            nm
-        } else {
-            Drawn::MINIMAL
         }
+        by_queues || flagged
     }
 
     /// The first port of path `d` (not minimal) from `router`.
@@ -295,8 +326,8 @@ impl Routing for Pb {
         self.rule.start_ticking(cx, &mut ticking);
         cx.state.ticking = ticking;
         if cx.view.is_source_router() && pkt.hops == 0 {
-            let d = self.rule.decide(cx, pkt, self.rule.params.policy);
-            misroute::commit(pkt, &d, 0, cx.view.now);
+            let (nm, misroute) = self.rule.draw_and_choose(cx, pkt, self.rule.params.policy);
+            misroute::commit_choice(pkt, &nm, misroute, 0, cx.view.now);
         }
         self.rule.hop(cx, pkt)
     }
@@ -310,16 +341,22 @@ impl Routing for Pb {
             return None;
         }
         cx.count(misroute::PROBE_REROUTES, 1);
-        if !self.rule.params.recompute {
+        let params = &self.rule.params;
+        let (nm, misroute) = if params.recompute {
+            self.rule.draw_and_choose(cx, pkt, params.policy)
+        } else if params.reevaluate {
+            let nm = misroute::candidate(cx.view.topo, cx.view.router, pkt);
+            (nm, self.rule.choose(cx, pkt, &nm))
+        } else {
             return None;
-        }
-        let d = self.rule.decide(cx, pkt, self.rule.params.policy);
-        misroute::commit(pkt, &d, 0, cx.view.now);
+        };
+        misroute::commit_choice(pkt, &nm, misroute, 0, cx.view.now);
         Some(self.rule.hop(cx, pkt))
     }
 
     fn reroute_interval(&self) -> Option<Time> {
-        self.rule.params.recompute.then_some(self.rule.cycle)
+        let params = &self.rule.params;
+        (params.recompute || params.reevaluate).then_some(self.rule.cycle)
     }
 
     fn on_timer(&self, cx: &mut Ctx<'_, Self>) {
@@ -439,5 +476,67 @@ mod tests {
         // Only candidates leaving by the same first port and VC tie (and stay minimal).
         assert!(misrouted >= 35, "{misrouted} of 50");
         assert_eq!(s.probes.results().totals["pb_flagged"], 0);
+    }
+
+    /// Route `pkt` at router 0, arrived from a host port, at `now`.
+    fn route_at_source(net: &mut Net, pb: &Pb, pkt: &mut Packet, now: Time) -> Hop {
+        let mut s = scratch(net);
+        let mut state = PbState::default();
+        let mut rng = Rng::seed_from_u64(7);
+        net.now = now;
+        pb.route(&mut net.ctx::<Pb>(0, 0, &mut state, &mut rng, &mut s), pkt)
+    }
+
+    /// Ask again for `pkt`, the refused head of router 0's injection buffer, at `now`.
+    fn reroute(net: &mut Net, pb: &Pb, pkt: &mut Packet, now: Time) -> Option<Hop> {
+        let mut s = scratch(net);
+        let mut state = PbState::default();
+        let mut rng = Rng::seed_from_u64(8);
+        net.now = now;
+        let hop = Hop { port: 0, vc: 0 };
+        pb.reroute_at_injection(&mut net.ctx::<Pb>(0, 0, &mut state, &mut rng, &mut s), pkt, hop)
+    }
+
+    #[test]
+    fn without_recomputation_a_refused_head_decides_again_with_its_first_candidate() {
+        // FOGSim's SRC_ADP keeps the Valiant node drawn at the first attempt and evaluates the
+        // misroute condition at every refused attempt; `reevaluate = false` keeps the first
+        // decision.
+        let (mut net, mut pb) = setup(120.0);
+        assert!(!pb.rule.params.recompute && pb.rule.params.reevaluate);
+        let (n, _, pkt0) = through_neighbour(&net);
+        let min_port = net.topo.local_port(0, n);
+        // Empty queues: the first decision is minimal, and the candidate is kept.
+        let mut pkt = pkt0;
+        let first = route_at_source(&mut net, &pb, &mut pkt, 100 * NS);
+        assert_eq!(first.port, min_port);
+        assert!(!pkt.nonminimal);
+        let cand = misroute::candidate(&net.topo, 0, &pkt);
+        assert!(!cand.is_minimal());
+        let nm_port = pb.rule.first_port(&net.topo, 0, &cand, &pkt);
+        assert_ne!(nm_port, min_port, "seed 7 draws a candidate leaving by another port");
+        // The minimal port's queue grows: the next refused attempt takes that same candidate.
+        net.set_used_credits(0, min_port, 0, 10);
+        let hop = reroute(&mut net, &pb, &mut pkt, 200 * NS).expect("decided again");
+        assert_eq!(hop.port, nm_port);
+        assert!(pkt.nonminimal);
+        assert_eq!(misroute::candidate(&net.topo, 0, &pkt), cand);
+        // A second attempt within the same cycle is not a new one.
+        assert!(reroute(&mut net, &pb, &mut pkt, 200 * NS).is_none());
+        // The queue drains: back to the minimal path, the candidate still the same.
+        net.set_used_credits(0, min_port, 0, 0);
+        let hop = reroute(&mut net, &pb, &mut pkt, 300 * NS).expect("decided again");
+        assert_eq!(hop.port, min_port);
+        assert!(!pkt.nonminimal);
+        assert_eq!(misroute::candidate(&net.topo, 0, &pkt), cand);
+        // Deciding once: the refused head keeps its minimal path whatever the queues.
+        pb.rule.params.reevaluate = false;
+        let mut pkt = pkt0;
+        net.set_used_credits(0, min_port, 0, 0);
+        route_at_source(&mut net, &pb, &mut pkt, 100 * NS);
+        net.set_used_credits(0, min_port, 0, 10);
+        assert!(reroute(&mut net, &pb, &mut pkt, 200 * NS).is_none());
+        assert!(!pkt.nonminimal);
+        assert!(pb.reroute_interval().is_none());
     }
 }

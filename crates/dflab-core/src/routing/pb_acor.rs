@@ -99,6 +99,7 @@ impl PbAcor {
             policy: Policy::RrgSw,
             restricted: true,
             recompute: true,
+            reevaluate: true,
             c_g_pct: p.c_g_pct,
             t_g_packets: p.t_g_packets,
             t_l: p.t_l,

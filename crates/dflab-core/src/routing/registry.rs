@@ -84,7 +84,7 @@ macro_rules! algorithms {
             let canonical = canonical_algorithm(&exp.routing.algorithm)?;
             $(
                 if canonical == $name {
-                    let params: $params = exp.routing.params_as(known_keys())?;
+                    let params = crate::config::RoutingParams::canonical(exp.routing.params_as::<$params>(known_keys())?);
                     return match serde_json::to_value(params).expect("parameters serialise") {
                         Value::Object(m) => Ok(m),
                         _ => Ok(Map::new()),
