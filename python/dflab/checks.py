@@ -3,7 +3,9 @@
 A check (`[[checks]]` of a campaign file, docs/studies.md) reads one metric of the points its
 `where` selects (seeds averaged), reduced over the rest (`reduce`: one point, the max or the
 min over loads), optionally divided by another selection's (`relative_to`: a ratio the paper
-states), and compares it with the paper's value (`paper`, a number or arithmetic of the
+states; with `paired_by`, the ratio is taken per value of those keys, e.g. per traffic pattern,
+and `reduce` picks among the ratios: the paper's "up to 28 % lower" is the smallest ratio over
+its patterns), and compares it with the paper's value (`paper`, a number or arithmetic of the
 paper's numbers, e.g. "0.8825 / 1.066" for a value the paper gives as a ratio) within
 `tolerance` ("3%" relative, or a number: absolute, in the metric's unit). A `rank` check asks
 instead that the selection be the lowest (highest) of the routings `among` selects.
@@ -104,6 +106,7 @@ class CheckSpec(BaseModel):
     sweeps: list[str] | None = None
     reduce: Annotated[str, AfterValidator(choice(("one", "max", "min")))] = "one"
     relative_to: dict[str, Any] | None = None
+    paired_by: list[str] | None = None
     rank: Annotated[str, AfterValidator(choice(("lowest", "highest")))] | None = None
     among: dict[str, Any] | None = None
     window_us: Annotated[list[Number], Field(min_length=2, max_length=2)] | None = None
@@ -142,7 +145,9 @@ class CheckSpec(BaseModel):
             raise _invalid("window_us", window, "[start, end] with 0 <= start < end")
         if window is not None and self.metric == "saturation_load":
             raise _invalid("window_us", window, "nothing for saturation_load")
-        for field in ("where", "relative_to", "among"):
+        if self.paired_by is not None and (self.relative_to is None or not self.paired_by):
+            raise _invalid("paired_by", self.paired_by, "keys, with relative_to")
+        for field in ("where", "relative_to", "among", "paired_by"):
             for key in getattr(self, field) or {}:
                 if key not in COORDINATES and "." not in key:
                     raise _invalid(field, key, "keys routing, traffic, load, seed, swept keys")
@@ -345,10 +350,13 @@ def _evaluate(check: CheckSpec, results: Results, size: str) -> CheckRow:
         return _row(check, SKIPPED, note="full size only (--full)")
     if check.rank is not None:
         return _rank(check, results)
-    value = _reduced(_values(results, check, check.where), check.reduce)
-    if check.relative_to is not None and isinstance(value, float):
-        other = _reduced(_values(results, check, check.relative_to), check.reduce)
-        value = value / other if isinstance(other, float) and other else other
+    if check.paired_by is not None:
+        value, pair = _paired_ratio(check, results)
+    else:
+        value, pair = _reduced(_values(results, check, check.where), check.reduce), ""
+        if check.relative_to is not None and isinstance(value, float):
+            other = _reduced(_values(results, check, check.relative_to), check.reduce)
+            value = value / other if isinstance(other, float) and other else other
     expected = check.expected()
     assert expected is not None  # checked when read
     tolerance, relative = check.limit()
@@ -374,7 +382,38 @@ def _evaluate(check: CheckSpec, results: Results, size: str) -> CheckRow:
         text = f"{deviation:+.{digits}f}"
     ok = abs(deviation) <= tolerance + 1e-12
     status = PASS if ok else KNOWN if check.known else FAIL
-    return _row(check, status, value=show(value), deviation=text, **shown)
+    note = f"{pair}; {check.note}" if pair and check.note else pair
+    return _row(check, status, value=show(value), deviation=text, note=note, **shown)
+
+
+def _paired_ratio(check: CheckSpec, results: Results) -> tuple[float | str | None, str]:
+    """`where` over `relative_to` for each value of the `paired_by` keys that both select, the
+    ratios reduced by `reduce`: (the value, which pair gave it), or a message saying why none."""
+    assert check.paired_by is not None and check.relative_to is not None
+    keys = check.paired_by
+    mine = _values(results, check, check.where)
+    other = _values(results, check, check.relative_to)
+    if any(k not in frame.columns for k in keys for frame in (mine, other)):
+        return None, ""
+    ratios: dict[str, float] = {}
+    for pair, rows in mine.group_by(keys, maintain_order=True):
+        match = other.filter(
+            pl.all_horizontal(pl.col(k) == v for k, v in zip(keys, pair, strict=True))
+        )
+        a, b = _reduced(rows, "one"), _reduced(match, "one")
+        if isinstance(a, str) or isinstance(b, str):
+            return a if isinstance(a, str) else b, ""
+        if isinstance(a, float) and isinstance(b, float) and b:
+            label = " ".join(f"{k}={v}" for k, v in zip(keys, pair, strict=True))
+            ratios[label] = a / b
+    if not ratios:
+        return None, ""
+    if check.reduce == "one" and len(ratios) > 1:
+        return f"selects {len(ratios)} pairs; narrow `where` or give reduce", ""
+    pick = max if check.reduce == "max" else min
+    label = pick(ratios, key=lambda k: ratios[k])
+    shown = ", ".join(f"{k}: {show(v)}" for k, v in ratios.items())
+    return ratios[label], f"at {label} (of {shown})"
 
 
 def _rank(check: CheckSpec, results: Results) -> CheckRow:

@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from pydantic import ValidationError
 
 from dflab.checks import (
     FAIL,
@@ -281,3 +282,33 @@ def test_a_rank_compares_the_values_of_a_swept_key() -> None:
         among={"traffic": "ur"},
     )
     assert _one(best, results).status == "pass"
+
+
+def test_a_paired_ratio_is_taken_per_pattern_then_reduced() -> None:
+    """'Up to 28 % lower': the smallest of the per-pattern ratios, not a ratio of minima."""
+    rows = []
+    for traffic, acor, val in (("ur", 800.0, 1000.0), ("adv+1", 1400.0, 2000.0), ("advc", 0, 0)):
+        for routing, latency in (("ACOR", acor), ("VAL", val)):
+            if latency:
+                row = _rows(routing, [0.1], [0.1])[0]
+                rows.append(row | {"traffic": traffic, "latency_mean_ns": latency})
+    rows.append(_rows("ACOR", [0.1], [0.1])[0] | {"traffic": "advc", "latency_mean_ns": 900.0})
+    results = Results(["s"], {"s": pl.DataFrame(rows)}, {}, lambda sweep, key: pl.DataFrame())
+    fields = {
+        "metric": "latency_mean_ns",
+        "where": {"routing": "ACOR", "load": 0.1},
+        "relative_to": {"routing": "VAL", "load": 0.1},
+        "paper": "1 - 0.28",
+        "tolerance": "5%",
+    }
+    row = _one(_check(**fields, paired_by=["traffic"], reduce="min"), results)
+    # ACOR/VAL is 0.8 under UR and 0.7 under ADV+1 (ADVc has no VAL point: no pair).
+    assert (row.status, row.value) == ("pass", "0.7")
+    assert row.note.startswith("at traffic=adv+1 (of traffic=ur: 0.8, traffic=adv+1: 0.7)")
+    # Unpaired, min over min is 800 / 1000: another number, and a failure here.
+    assert _one(_check(**fields, reduce="min"), results).status == "FAIL"
+    # One ratio asked of two pairs is refused, as one value of two points is.
+    assert _one(_check(**fields, paired_by=["traffic"]), results).status == "missing"
+    with pytest.raises(ValidationError) as error:
+        _check(metric="accepted_load", paired_by=["traffic"], paper=1.0, tolerance="1%")
+    assert error.value.errors()[0]["ctx"]["field"] == "paired_by"
