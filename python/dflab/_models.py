@@ -49,6 +49,7 @@ class Topology(Section):
     a: int = Field(8, ge=1, le=4096, description='Routers per group.')
     arrangement: Annotated[str, AfterValidator(choice(('absolute', 'relative', 'palmtree', 'circulant')))] = Field('absolute', description='Wiring of the global ports.')
     g: int | None = Field(None, ge=1, le=18446744073709551615, description='Number of groups; left out, the canonical `a*h/links_per_pair + 1`.')
+    global_port_order: Annotated[str, AfterValidator(choice(('by-router', 'round-robin')))] = Field('by-router', description='Which router port holds each slot of the arrangement (matters for tapered networks).')
     h: int = Field(4, ge=0, le=4096, description='Global ports per router.')
     links_per_pair: int | None = Field(None, ge=1, le=18446744073709551615, description="Parallel global links between each pair of groups (`l`). `None` derives it from `g` as the papers' `dfly(p, a, h, g)` notation does: the most links that fit, `⌊a·h / (g − 1)⌋` (so `dfly(4,8,4,9)` has 4), and 1 when `g` is not given either. Give it explicitly for a sparser network (SST's default is 1 whatever `g`).")
     p: int = Field(4, ge=1, le=4096, description='Nodes per router.')

@@ -74,6 +74,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "run.steady_tolerance": 0.05,
     "workload.mpi.rendezvous_recv_pin": False,
     "routing.reevaluate": False,
+    "topology.global_port_order": "by-router",
 }
 
 

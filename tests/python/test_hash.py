@@ -20,6 +20,7 @@ from helpers import BOOKSIM_NETWORK
 OTHER_STRING = {
     "name": "other",
     "topology.arrangement": "relative",
+    "topology.global_port_order": "round-robin",
     "routing.algorithm": "VALn",
     "traffic.pattern": "perm",
     "traffic.process": "periodic",
@@ -251,3 +252,12 @@ def test_pb_reevaluation_is_a_later_key_that_only_plain_pb_hashes() -> None:
     recomputing = pb(recompute=True)
     assert recomputing.content_hash() == pb(recompute=True, reevaluate=False).content_hash()
     assert "reevaluate" not in without_later_defaults(recomputing.canonical())["routing"]
+
+
+def test_global_port_order_is_a_later_key() -> None:
+    # topology.global_port_order came after the hash schema: by-router (the wiring before it)
+    # keeps every existing key; round-robin is another network.
+    assert Experiment().canonical()["topology"]["global_port_order"] == "by-router"
+    assert Experiment().content_hash() == GOLDEN
+    spread = validate(Experiment, {"topology": {"global_port_order": "round-robin"}})
+    assert spread.content_hash() != GOLDEN

@@ -66,6 +66,22 @@ pub enum Arrangement {
     Circulant,
 }
 
+/// Which router port holds slot `i` of a group's global wiring (the arrangements number a
+/// group's global ports `0..a·h`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum GlobalPortOrder {
+    /// Router `i / h`, port `i mod h`: a router's ports fill before the next router's (SST's
+    /// `global_link_map`, BookSim). A tapered group (`(g − 1)·l < a·h`) leaves its last routers
+    /// without global links.
+    #[default]
+    ByRouter,
+    /// Router `i mod a`, port `i / a`: consecutive slots on consecutive routers, so a tapered
+    /// group's global links spread evenly over its routers (at most one apart), as real
+    /// machines are cabled. Not with `circulant`.
+    RoundRobin,
+}
+
 /// dfly(p, a, h, g): `p` nodes per router, `a` routers per group, `h` global ports per router,
 /// `g` groups, `links_per_pair` parallel global links between each pair of groups.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -91,11 +107,21 @@ pub struct TopologyConfig {
     pub links_per_pair: Option<usize>,
     /// Wiring of the global ports.
     pub arrangement: Arrangement,
+    /// Which router port holds each slot of the arrangement (matters for tapered networks).
+    pub global_port_order: GlobalPortOrder,
 }
 
 impl Default for TopologyConfig {
     fn default() -> Self {
-        TopologyConfig { p: 4, a: 8, h: 4, g: None, links_per_pair: None, arrangement: Arrangement::Absolute }
+        TopologyConfig {
+            p: 4,
+            a: 8,
+            h: 4,
+            g: None,
+            links_per_pair: None,
+            arrangement: Arrangement::Absolute,
+            global_port_order: GlobalPortOrder::ByRouter,
+        }
     }
 }
 

@@ -55,6 +55,7 @@ impl Net {
             g: None,
             links_per_pair: Some(l),
             arrangement: Arrangement::Absolute,
+            ..TopologyConfig::default()
         })
         .unwrap();
         Net::of(topo)

@@ -128,7 +128,7 @@ impl Topology {
         if nodes > (1 << 30) {
             return Err(Error::config("topology", format!("{nodes} nodes is more than dflab supports (2^30)")));
         }
-        let wiring = arrangement::wire(cfg.arrangement, a, h, g, l)?;
+        let wiring = arrangement::wire(cfg.arrangement, cfg.global_port_order, a, h, g, l)?;
         let mut gateways = vec![Vec::new(); g * g];
         for grp in 0..g {
             for r in 0..a {

@@ -1,9 +1,17 @@
 use super::*;
-use crate::config::{Arrangement, TopologyConfig};
+use crate::config::{Arrangement, GlobalPortOrder, TopologyConfig};
 use proptest::prelude::*;
 
 fn topo(p: usize, a: usize, h: usize, g: Option<usize>, l: usize, arr: Arrangement) -> Result<Topology> {
-    Topology::new(&TopologyConfig { p, a, h, g, links_per_pair: Some(l), arrangement: arr })
+    Topology::new(&TopologyConfig {
+        p,
+        a,
+        h,
+        g,
+        links_per_pair: Some(l),
+        arrangement: arr,
+        ..TopologyConfig::default()
+    })
 }
 
 #[test]
@@ -45,7 +53,16 @@ fn practical_dfly_with_four_links_per_pair() {
 #[test]
 fn links_per_pair_derived_from_g() {
     let derived = |g: Option<usize>, arr| {
-        Topology::new(&TopologyConfig { p: 4, a: 8, h: 4, g, links_per_pair: None, arrangement: arr }).unwrap()
+        Topology::new(&TopologyConfig {
+            p: 4,
+            a: 8,
+            h: 4,
+            g,
+            links_per_pair: None,
+            arrangement: arr,
+            ..TopologyConfig::default()
+        })
+        .unwrap()
     };
     let unused = |t: &Topology| t.a * t.h * t.g - 2 * t.link_counts().1;
     for arr in [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree] {
@@ -216,4 +233,97 @@ fn large_networks_get_their_diameter_without_a_search() {
     let t = topo(16, 32, 16, Some(513), 1, Arrangement::Absolute).unwrap();
     assert!(t.routers() as u64 > t.reach_in_two_hops() && t.all_group_pairs_linked());
     assert_eq!(t.diameter(), 3);
+}
+
+/// Every global port's peer leads back to it, and the group each port names is its peer's.
+fn assert_links_symmetric(t: &Topology) {
+    let first = t.first_global_port();
+    for r in 0..t.routers() as u32 {
+        for k in 0..t.h as u16 {
+            let port = first + k;
+            if let Some((pr, pp)) = t.peer(r, port) {
+                assert_eq!(t.peer(pr, pp), Some((r, port)), "router {r} port {port}");
+                assert_eq!(t.global_port_group(r, port), t.group_of(pr));
+                assert_ne!(t.group_of(pr), t.group_of(r));
+            } else {
+                assert_eq!(t.global_port_group(r, port), NONE);
+            }
+        }
+    }
+}
+
+fn shaped(p: usize, a: usize, h: usize, g: usize, l: usize, arr: Arrangement, order: GlobalPortOrder) -> Topology {
+    let cfg =
+        TopologyConfig { p, a, h, g: Some(g), links_per_pair: Some(l), arrangement: arr, global_port_order: order };
+    Topology::new(&cfg).unwrap()
+}
+
+/// Global links per router of group `grp`.
+fn links_per_router(t: &Topology, grp: u32) -> Vec<usize> {
+    let first = t.first_global_port();
+    (0..t.a as u32)
+        .map(|i| (0..t.h as u16).filter(|&k| t.peer(grp * t.a as u32 + i, first + k).is_some()).count())
+        .collect()
+}
+
+#[test]
+fn round_robin_spreads_a_tapered_groups_links_over_its_routers() {
+    // Frontier class: 32 switches of 17 global ports, 74 groups, 4 links per group pair: 292 of
+    // a group's 544 global ports are cabled. By router, switches 0-16 take 17 links, switch 17
+    // takes 3 and the 14 others none; round robin gives each switch 9 or 10.
+    for arr in [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree] {
+        let by_router = shaped(16, 32, 17, 74, 4, arr, GlobalPortOrder::ByRouter);
+        let spread = shaped(16, 32, 17, 74, 4, arr, GlobalPortOrder::RoundRobin);
+        for t in [&by_router, &spread] {
+            assert_eq!(t.link_counts().1, 74 * 73 / 2 * 4, "{arr:?}");
+            assert_links_symmetric(t);
+            assert!((0..74).all(|x| (0..74).all(|y| x == y || t.gateways(x, y).len() == 4)), "{arr:?}");
+        }
+        for grp in [0, 37, 73] {
+            let counts = links_per_router(&by_router, grp);
+            assert_eq!((counts[0], counts[17], counts[18]), (17, 3, 0), "{arr:?}");
+            let counts = links_per_router(&spread, grp);
+            assert!(counts.iter().all(|&c| c == 9 || c == 10), "{arr:?} {counts:?}");
+            assert_eq!(counts.iter().sum::<usize>(), 292);
+        }
+    }
+}
+
+#[test]
+fn round_robin_on_a_full_network_is_another_valid_wiring() {
+    // All a·h slots cabled: every port used either way, the same pairs connected, different ports.
+    let by_router = shaped(4, 8, 4, 33, 1, Arrangement::Absolute, GlobalPortOrder::ByRouter);
+    let spread = shaped(4, 8, 4, 33, 1, Arrangement::Absolute, GlobalPortOrder::RoundRobin);
+    assert_links_symmetric(&spread);
+    assert_eq!(spread.link_counts(), by_router.link_counts());
+    assert!(links_per_router(&spread, 5).iter().all(|&c| c == 4));
+    let first = spread.first_global_port();
+    assert_ne!(spread.global_port_group(0, first + 1), by_router.global_port_group(0, first + 1));
+    let cfg = TopologyConfig {
+        arrangement: Arrangement::Circulant,
+        global_port_order: GlobalPortOrder::RoundRobin,
+        ..TopologyConfig::default()
+    };
+    let e = Topology::new(&cfg).unwrap_err();
+    assert!(e.to_string().starts_with("topology.global_port_order"), "{e}");
+}
+
+proptest! {
+    #[test]
+    fn round_robin_wires_every_shape_symmetrically(a in 2usize..9, h in 1usize..6, extra in 0usize..4, l in 1usize..4) {
+        let max_g = a * h / l + 1;
+        prop_assume!(max_g >= 2);
+        let g = (max_g - extra.min(max_g - 2)).max(2);
+        for arr in [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree] {
+            let t = shaped(2, a, h, g, l, arr, GlobalPortOrder::RoundRobin);
+            assert_links_symmetric(&t);
+            for x in 0..g as u32 {
+                for y in 0..g as u32 {
+                    prop_assert!(x == y || t.gateways(x, y).len() == l);
+                }
+                let counts = links_per_router(&t, x);
+                prop_assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1);
+            }
+        }
+    }
 }

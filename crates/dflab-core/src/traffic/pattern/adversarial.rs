@@ -115,7 +115,16 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn topo(p: usize, a: usize, h: usize, l: usize, arrangement: Arrangement) -> Topology {
-        Topology::new(&TopologyConfig { p, a, h, g: None, links_per_pair: Some(l), arrangement }).unwrap()
+        Topology::new(&TopologyConfig {
+            p,
+            a,
+            h,
+            g: None,
+            links_per_pair: Some(l),
+            arrangement,
+            ..TopologyConfig::default()
+        })
+        .unwrap()
     }
 
     /// Groups reached by the global ports of router `index` of group `grp`.

@@ -126,6 +126,7 @@ mod tests {
             g: None,
             links_per_pair: Some(1),
             arrangement: Arrangement::Absolute,
+            ..TopologyConfig::default()
         })
         .unwrap()
     }
