@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field
 from dflab.config_types import Number, Pattern, Section, choice
 
 ENGINE_SEMANTICS = 2
-ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing')
+ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'IMB', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
     'VALg': (),
@@ -24,6 +24,7 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight'),
     'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
+    'IMB': ('bias_schedule', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
     'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'reevaluate', 'restricted', 't_g_packets', 't_l'),
     'ACOR': ('dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'management', 'sequence'),
@@ -85,8 +86,9 @@ class Routing(Section):
 
     active_threshold: int | None = Field(None, ge=0, le=4294967295, description="A router's flow to a group is active with more packets than this in the window (ICS'24: 5 in BookSim, 3 in CODES). (Applies to UGAL-LE, EDGB.)")
     adaptive_threshold: Number | None = Field(None, ge=0.0, description='Non-minimal iff `q_min > floor(adaptive_threshold · q_nm)` (UGALg, UGALn, PAR). (Applies to UGALg, UGALn, PAR.)')
-    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing'), {'minimal': 'MIN', 'pbacor': 'PB-ACOR', 'piggyback': 'PB', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
+    algorithm: Annotated[str, AfterValidator(choice(('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'IMB', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing'), {'increasingly-minimal-bias': 'IMB', 'minimal': 'MIN', 'pbacor': 'PB-ACOR', 'piggyback': 'PB', 'qadaptive': 'Q-adaptive', 'qrouting': 'Q-routing', 'ugal-3vc': 'UGALg', 'ugal-4vc': 'UGALn', 'ugal-n': 'UGALn', 'valiant': 'VALn'}))] = Field('MIN', description="The routing algorithm, by its paper's name (any case; the aliases too).")
     bias: Number | None = Field(None, description='The bias `b` (flits) of `q_m·H_m <= q_nm·H_nm + b`; positive favours minimal paths. (Applies to UGAL-L, UGAL-LE.)')
+    bias_schedule: list[Phase] | None = Field(None, description="The bias added to the non-minimal candidate's load at the source router, at the second router of the source group and at the entry router of the intermediate group, in packets (positive favours the minimal path). Increasingly minimal: each at least the one before. (Applies to IMB.)")
     c_g_pct: Number | None = Field(None, ge=0.0, le=100000.0, description="`C_g`: a global port is saturated above this percentage of its router's mean. (Applies to PB, PB-ACOR.)")
     chan_global_cycles: Number | None = Field(None, description=' (Applies to DGB, EDGB.)')
     chan_local_cycles: Number | None = Field(None, description="Wire cycles of an extra local / global hop in the exploration's channel difference (default: the network's link latencies in cycles). (Applies to DGB, EDGB.)")
@@ -99,8 +101,8 @@ class Routing(Section):
     flag_period_cycles: int | None = Field(None, ge=1, le=1000000, description="Cycles between two computations of a router's saturation flags (FOGSim: every cycle). More is cheaper and leaves the flags up to that many cycles staler. (Applies to PB, PB-ACOR.)")
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
     hi_ns: Number | None = Field(None, ge=0.001, le=1000000000.0, description='Hysteresis interval (ACOR-Switch). (Applies to ACOR, PB-ACOR.)')
-    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR.)')
-    intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, DGB, EDGB, PAR.)")
+    intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR, IMB.)')
+    intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, DGB, EDGB, PAR, IMB.)")
     it1: int | None = Field(None, ge=1, le=4294967295, description='Refused attempts that raise level 1 to 2. (Applies to ACOR, PB-ACOR.)')
     it2: int | None = Field(None, ge=1, le=4294967295, description='Refused attempts that raise level 2 to 3 (3L only). (Applies to ACOR, PB-ACOR.)')
     learning_rate: Number | None = Field(None, gt=0.0, le=1.0, description='α, the learning rate for targets below the current Q (good news). (Applies to Q-adaptive, Q-routing.)')

@@ -17,6 +17,7 @@ pub mod dgb;
 pub mod dgb_table;
 pub mod edgb;
 pub mod harness;
+pub mod imb;
 pub mod minimal;
 pub mod misroute;
 pub mod par;

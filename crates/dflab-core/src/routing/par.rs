@@ -31,16 +31,16 @@ use super::{Ctx, Hop, NoMsg, Rng, RouterView, Routing, VcCounts};
 use crate::network::Packet;
 use crate::topology::Topology;
 
-const LAYOUT: Layout =
+pub(super) const LAYOUT: Layout =
     Layout { to_router: true, vc: PhaseVcs { to_group: 1, to_inter_router: 2, to_destination: 3, destination: 4 } };
 /// VC of a minimal first hop that may still be re-evaluated.
 const VC_UNSURE: u8 = 0;
 /// Per-VC sets of the reference's `adp_select_port` calls, at both decision points.
-const VC_MIN: u8 = 0;
-const VC_NONMIN: u8 = 1;
+pub(super) const VC_MIN: u8 = 0;
+pub(super) const VC_NONMIN: u8 = 1;
 /// Phase of a packet routed minimally at its source router and not yet confirmed; distinct
 /// from the Valiant phases of [`Layout`].
-const UNSURE_MINIMAL: u8 = 3;
+pub(super) const UNSURE_MINIMAL: u8 = 3;
 
 pub struct Par {
     params: AdaptiveParams,
@@ -54,46 +54,67 @@ impl Par {
     fn decide(&self, view: &RouterView, min_port: u16, nm_port: u16) -> bool {
         reference_decision(view, min_port, nm_port, VC_MIN, VC_NONMIN, self.params.adaptive_threshold)
     }
+}
 
-    fn first_decision(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        let topo = view.topo;
-        let dst_group = topo.group_of(pkt.dst_router);
-        hdr_mut(pkt).phase = TO_DESTINATION;
-        if view.group == dst_group {
-            let mode = self.params.intra_group;
-            return route_intra_group(view, pkt, mode, LAYOUT.vc.to_group, LAYOUT.vc.destination, rng, |m, n| {
-                self.decide(view, m, n)
-            });
-        }
-        let min_port = port_to_group(view, dst_group, rng);
-        if let Some(ir) = draw_intermediate(view, self.params.intermediate, view.group, dst_group, rng) {
-            let nm_port = port_to_group(view, topo.group_of(ir), rng);
-            if self.decide(view, min_port, nm_port) {
-                LAYOUT.start_valiant(topo, pkt, ir);
-                return Hop { port: nm_port, vc: LAYOUT.vc.to_group };
-            }
-            // Keep the intermediate for the second decision.
-            let h = hdr_mut(pkt);
-            h.inter_router = ir;
-            h.inter_group = topo.group_of(ir);
-            h.phase = UNSURE_MINIMAL;
-        }
-        Hop { port: min_port, vc: VC_UNSURE }
+/// The decision at the source router, with `nonminimal(view, min_port, nm_port)` as the rule
+/// (PAR's, or IMB's biased one): non-minimal is final, a minimal packet keeps its intermediate
+/// and stays unsure.
+pub(super) fn first_decision(
+    params: &AdaptiveParams,
+    view: &RouterView,
+    pkt: &mut Packet,
+    rng: &mut Rng,
+    nonminimal: impl Fn(&RouterView, u16, u16) -> bool,
+) -> Hop {
+    let topo = view.topo;
+    let dst_group = topo.group_of(pkt.dst_router);
+    hdr_mut(pkt).phase = TO_DESTINATION;
+    if view.group == dst_group {
+        let mode = params.intra_group;
+        return route_intra_group(view, pkt, mode, LAYOUT.vc.to_group, LAYOUT.vc.destination, rng, |m, n| {
+            nonminimal(view, m, n)
+        });
     }
-
-    /// At the second source-group router of a packet still minimal.
-    fn second_decision(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
-        let dst_group = view.topo.group_of(pkt.dst_router);
-        let min_port = port_to_group(view, dst_group, rng);
-        let nm_port = port_to_group(view, hdr(pkt).inter_group, rng);
-        if self.decide(view, min_port, nm_port) {
-            hdr_mut(pkt).phase = TO_INTERMEDIATE_GROUP;
-            pkt.nonminimal = true;
+    let min_port = port_to_group(view, dst_group, rng);
+    if let Some(ir) = draw_intermediate(view, params.intermediate, view.group, dst_group, rng) {
+        let nm_port = port_to_group(view, topo.group_of(ir), rng);
+        if nonminimal(view, min_port, nm_port) {
+            LAYOUT.start_valiant(topo, pkt, ir);
             return Hop { port: nm_port, vc: LAYOUT.vc.to_group };
         }
-        hdr_mut(pkt).phase = TO_DESTINATION;
-        Hop { port: min_port, vc: LAYOUT.vc.to_destination }
+        // Keep the intermediate for the second decision.
+        let h = hdr_mut(pkt);
+        h.inter_router = ir;
+        h.inter_group = topo.group_of(ir);
+        h.phase = UNSURE_MINIMAL;
     }
+    Hop { port: min_port, vc: VC_UNSURE }
+}
+
+/// At the second source-group router of a packet still minimal, the same rule again.
+pub(super) fn second_decision(
+    view: &RouterView,
+    pkt: &mut Packet,
+    rng: &mut Rng,
+    nonminimal: impl Fn(&RouterView, u16, u16) -> bool,
+) -> Hop {
+    let dst_group = view.topo.group_of(pkt.dst_router);
+    let min_port = port_to_group(view, dst_group, rng);
+    let nm_port = port_to_group(view, hdr(pkt).inter_group, rng);
+    if nonminimal(view, min_port, nm_port) {
+        hdr_mut(pkt).phase = TO_INTERMEDIATE_GROUP;
+        pkt.nonminimal = true;
+        return Hop { port: nm_port, vc: LAYOUT.vc.to_group };
+    }
+    hdr_mut(pkt).phase = TO_DESTINATION;
+    Hop { port: min_port, vc: LAYOUT.vc.to_destination }
+}
+
+/// Whether `pkt`, routed at `view` after its source router, is a minimal packet still unsure
+/// at the second router of its source group (its minimal first hop was local: a global one
+/// ends in the destination group).
+pub(super) fn at_second_decision(view: &RouterView, pkt: &Packet) -> bool {
+    hdr(pkt).phase == UNSURE_MINIMAL && view.group != view.topo.group_of(pkt.dst_router)
 }
 
 impl Routing for Par {
@@ -113,14 +134,12 @@ impl Routing for Par {
 
     fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
         let (view, rng) = (&cx.view, &mut *cx.rng);
+        let rule = |v: &RouterView, m: u16, n: u16| self.decide(v, m, n);
         if view.is_source_router() && pkt.hops == 0 {
-            return self.first_decision(view, pkt, rng);
+            return first_decision(&self.params, view, pkt, rng, rule);
         }
-        // An unsure packet outside its destination group can only be at the second router of
-        // its source group: its minimal first hop was local (a global one ends in the
-        // destination group).
-        if hdr(pkt).phase == UNSURE_MINIMAL && view.group != view.topo.group_of(pkt.dst_router) {
-            return self.second_decision(view, pkt, rng);
+        if at_second_decision(view, pkt) {
+            return second_decision(view, pkt, rng, rule);
         }
         LAYOUT.next_hop(view, pkt, rng)
     }

@@ -12,6 +12,7 @@ use super::acor::{Acor, AcorParams};
 use super::adaptive::AdaptiveParams;
 use super::dgb::{dgb, DgbParams};
 use super::edgb::{edgb, EdgbParams};
+use super::imb::{Imb, ImbParams};
 use super::minimal::{Minimal, MinimalParams};
 use super::par::Par;
 use super::pb::{Pb, PbParams};
@@ -131,6 +132,8 @@ algorithms! {
     "DGB" => DgbParams => |cx: &BuildCtx, p| dgb(cx.topo, cx.exp, p),
     "EDGB" => EdgbParams => |cx: &BuildCtx, p| edgb(cx.topo, cx.exp, p),
     "PAR" => AdaptiveParams => |_: &BuildCtx, p| Ok::<_, Error>(Par::new(p)),
+    "IMB" | "increasingly-minimal-bias" => ImbParams =>
+        |cx: &BuildCtx, p| Ok::<_, Error>(Imb::new(p, cx.exp.network.packet_flits)),
     "VAL" => ValParams => |cx: &BuildCtx, p| Ok::<_, Error>(Val::new(cx, p)),
     "PB" | "piggyback" => PbParams => |cx: &BuildCtx, p| Ok::<_, Error>(Pb::new(cx, p)),
     "ACOR" => AcorParams => |cx: &BuildCtx, p| Acor::new(cx, p),
