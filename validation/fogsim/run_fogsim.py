@@ -197,7 +197,7 @@ def run_point(args, routing: str, pattern: str, load: float) -> dict:
     out = pdir / "out"
     if out.exists():
         out.unlink()
-    argv = ["nice", "-n", "10", str(args.bin), str(args.cfg)] + ROUTINGS[routing] + PATTERNS[pattern] + [
+    argv = ["nice", "-n", "10", str(args.bin), str(args.cfg.resolve())] + ROUTINGS[routing] + PATTERNS[pattern] + [
         f"Probability={fmt_load(round(load * 100, 6))}", f"Seed={args.seed}",
         f"WarmupCycles={args.warmup}", f"MaxCycles={args.measure}", f"OutputFileName={out}",
     ]

@@ -16,7 +16,10 @@
 //! Deviations, each an option here or documented in docs/acor.md: the paper's VAL baselines
 //! after Fig. 4 are restricted and recomputing (the `acor-*` presets set both; the algorithm's
 //! defaults are plain Valiant); FOGSim's allocator may iterate twice per cycle, dflab asks
-//! once per attempt.
+//! once per attempt. Not an option: with a `-gr` policy FOGSim's restricted intra-group
+//! packets go minimally (their intermediate "group" is their own, reached at the source:
+//! `obl.cc`, `valNodeReached`), where this VAL detours them through a switch of the group as
+//! under every other policy (about 3 % of the flows under PERM on `acor-1056`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
