@@ -16,11 +16,14 @@
 //!   `candidate_occupancy`).
 //! * Decision k takes the non-minimal candidate iff `q_nm + b_k < q_min` (ties minimal), with
 //!   `b_k = routing.bias_schedule[k]` packets of the packet's flits; negative favours the
-//!   non-minimal path. k = 0 at the source router; k = 1 at the second router of the source
-//!   group, for a packet still minimal whose minimal path began with a local hop (as PAR); k = 2
-//!   at the entry router of the intermediate group, for a packet on its way to the intermediate
-//!   router: its "minimal" candidate is to turn toward the destination group now, leaving out the
-//!   rest of the detour, the other to go on to the intermediate router.
+//!   non-minimal path. k = 0 at the source router. k = 1 at the second router of the source
+//!   group, for every packet that reached it by a local hop from its source router: one still
+//!   minimal decides again as in PAR (same intermediate); one that took the non-minimal
+//!   candidate at k = 0 may turn back to the minimal path from here (its detour so far is one
+//!   local hop, as Aries' non-minimal first hop). k = 2 at the entry router of the intermediate
+//!   group, for a packet on its way to the intermediate router: its "minimal" candidate is to
+//!   turn toward the destination group now, leaving out the rest of the detour, the other to go
+//!   on to the intermediate router.
 //! * Default schedule `[0, 1, 2]` packets (assumed): neutral at injection (the patent's first
 //!   claim variant), then increasingly minimal.
 //! * VCs: PAR's five (a packet that leaves its detour at k = 2 goes on on the to-destination VC),
@@ -104,6 +107,29 @@ impl Imb {
         }
     }
 
+    /// Whether `pkt`, non-minimal since its source router, is at the second router of its
+    /// source group (one local hop so far).
+    fn at_source_group_detour(topo: &Topology, router: u32, pkt: &Packet) -> bool {
+        pkt.hops == 1
+            && hdr(pkt).phase == TO_INTERMEDIATE_GROUP
+            && topo.group_of(router) == topo.group_of(topo.router_of_node(pkt.src))
+            && topo.group_of(router) != topo.group_of(pkt.dst_router)
+    }
+
+    /// Decision 1 for a packet non-minimal since its source: back to the minimal path now, or
+    /// on toward the intermediate group.
+    fn turn_back_decision(&self, view: &RouterView, pkt: &mut Packet, rng: &mut super::Rng) -> Hop {
+        let dst_group = view.topo.group_of(pkt.dst_router);
+        let min_port = port_to_group(view, dst_group, rng);
+        let nm_port = port_to_group(view, hdr(pkt).inter_group, rng);
+        if self.nonminimal(view, min_port, nm_port, 1) {
+            return Hop { port: nm_port, vc: LAYOUT.vc.to_group };
+        }
+        // (Still counted non-minimal: it took a local hop off its minimal path.)
+        hdr_mut(pkt).phase = TO_DESTINATION;
+        Hop { port: min_port, vc: LAYOUT.vc.to_destination }
+    }
+
     /// Whether `pkt` at `router` is at the entry of its intermediate group, short of its
     /// intermediate router.
     fn at_intermediate_entry(topo: &Topology, router: u32, pkt: &Packet) -> bool {
@@ -149,6 +175,9 @@ impl Routing for Imb {
         if at_second_decision(view, pkt) {
             return second_decision(view, pkt, rng, |v, m, n| self.nonminimal(v, m, n, 1));
         }
+        if Self::at_source_group_detour(view.topo, view.router, pkt) {
+            return self.turn_back_decision(view, pkt, rng);
+        }
         if Self::at_intermediate_entry(view.topo, view.router, pkt) {
             return self.third_decision(view, pkt, rng);
         }
@@ -159,7 +188,7 @@ impl Routing for Imb {
     /// still unsure at the second router, not at the intermediate group's entry.
     #[inline(always)]
     fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
-        if Self::at_intermediate_entry(topo, router, pkt) {
+        if Self::at_intermediate_entry(topo, router, pkt) || Self::at_source_group_detour(topo, router, pkt) {
             return None;
         }
         let hop = LAYOUT.table_hop_after_source(topo, router, in_port, pkt)?;
@@ -225,6 +254,41 @@ mod tests {
                 n += pkt.nonminimal as usize;
             }
             assert_eq!(n, misrouted, "{flits} flits");
+        }
+    }
+
+    #[test]
+    fn a_detour_begun_at_the_source_turns_back_at_the_second_router_under_a_minimal_bias() {
+        // b0 = -4 packets sends every packet off its minimal path at the source. Routers 2-7 of
+        // group 0 hold 10 flits on every port, so at the second router both candidates weigh
+        // 10: with b1 = 1 packet the packet turns back to its minimal path (on the
+        // to-destination VC), with b1 = -3 it goes on toward its intermediate group.
+        let mut net = Net::new(4, 8, 4, 1);
+        for r in 2..8u32 {
+            for port in net.topo.first_local_port()..net.topo.radix as u16 {
+                net.set_used_credits(r, port, 0, 10);
+            }
+        }
+        for (schedule, turns_back) in [([-4.0, 1.0, 2.0], true), ([-4.0, -3.0, 2.0], false)] {
+            let alg = imb(schedule);
+            let mut seen = 0;
+            for s in 0..200 {
+                let (path, pkt) = walk_pkt(&net, &alg, 0, FAR, s);
+                assert!(pkt.nonminimal);
+                let second = path[1].router;
+                if path[0].vc != LAYOUT.vc.to_group || !(2..8).contains(&second) {
+                    continue; // a detour over router 0's own global link, or through router 1
+                }
+                seen += 1;
+                let leaves_for_group_5 = path[1].vc == LAYOUT.vc.to_destination;
+                assert_eq!(leaves_for_group_5, turns_back, "{schedule:?} seed {s}: {path:?}");
+                if turns_back {
+                    // Minimal from here: at most a local hop to the gateway, the global link, one
+                    // local hop: 5 hops in all.
+                    assert!(path.len() <= 5, "{path:?}");
+                }
+            }
+            assert!(seen > 50, "{seen}");
         }
     }
 
