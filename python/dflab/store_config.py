@@ -88,13 +88,19 @@ def first_conflict(
     (key, reference value, its value), the swept keys `axes` apart; [] when all are one
     configuration."""
     shared_ref: dict[str, Any] | None = None
-    routing_ref: dict[str, dict[str, Any]] = {}
+    # Routing parameters are compared among the points of one algorithm and one value of each
+    # swept routing key: the canonical form may set a parameter from another (PB's
+    # `reevaluate` reads false with recomputation, where it has no effect).
+    routing_ref: dict[tuple[str, str], dict[str, Any]] = {}
+    swept = sorted(a for a in axes if a.startswith("routing."))
     for canonical in configs:
         algorithm, routing, shared = _parts(canonical, axes)
         if shared_ref is None:
             shared_ref = shared
         found = _differences(shared_ref, shared)
-        found += _differences(routing_ref.setdefault(algorithm, routing), routing)
+        values = flatten(canonical)
+        group = (algorithm, repr([values.get(a) for a in swept]))
+        found += _differences(routing_ref.setdefault(group, routing), routing)
         if found:
             return found
     return []

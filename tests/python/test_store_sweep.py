@@ -394,3 +394,23 @@ def test_series_probes_are_stored_as_series_columns(tmp_path: Path) -> None:
     series = store.series(record["hash"])
     assert series["probe_min_path_packets"].to_list() == [4, 6]
     assert "probe_too_short" not in series.columns  # not one value per window: left out
+
+
+def test_routing_parameters_are_compared_per_value_of_a_swept_routing_key() -> None:
+    # PB's `reevaluate` has no effect with recomputation, and the canonical form writes it at
+    # its older value there: a sweep of routing.recompute over PB (acor-fig5) holds points
+    # whose `reevaluate` differs only for that reason, one configuration all the same.
+    from dflab import store_config
+
+    def pb(recompute: bool, **extra: Any) -> dict[str, Any]:
+        routing = {"algorithm": "PB", "recompute": recompute, **extra}
+        return validate(Experiment, {"preset": "acor-1056", "routing": routing}).canonical()
+
+    points = [pb(True), pb(False)]
+    assert store_config.first_conflict(points, axes=["routing.recompute"]) == []
+    # Not swept, the recompute values themselves differ.
+    assert store_config.first_conflict(points)[0][0] == "routing.recompute"
+    # Among the points of one recompute value, reevaluate is still compared.
+    mixed = [pb(True), pb(False), pb(False, reevaluate=False)]
+    found = store_config.first_conflict(mixed, axes=["routing.recompute"])
+    assert [key for key, _, _ in found] == ["routing.reevaluate"]

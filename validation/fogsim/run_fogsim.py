@@ -90,6 +90,11 @@ ROUTINGS = {
     # PB-ACOR-Switch 3L, IT2 = 50
     "PBACOR": ["routing=PB_ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCGCSRS",
                "acorInc2Packets=50"] + _VC_NM,
+    # PB-ACOR-Switch 2LA (CRG-Gr -> RRG-Sw) and 2LB (CRG-Sw -> RRG-Sw)
+    "PBACOR_2LA": ["routing=PB_ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCGRS",
+                   "acorInc2Packets=50"] + _VC_NM,
+    "PBACOR_2LB": ["routing=PB_ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCSRS",
+                   "acorInc2Packets=50"] + _VC_NM,
 }
 
 PATTERNS = {
