@@ -183,7 +183,7 @@ class Mpi(Section):
     rendezvous_ack: bool = Field(True, description="A rendezvous send completes when the receiver's acknowledgement (a `header_bytes` message sent when the data is in) arrives, as Firefly's does; false: when its last data packet is in the source queue.")
     rendezvous_pin_ns: Number = Field(300.0, ge=0.0, le=1000000.0, description="Host time to pin a rendezvous send's buffer before its request to send, ns (the toolkit: 300), plus `rendezvous_pin_ns_per_page` per 4 KiB page (the toolkit: 10).")
     rendezvous_pin_ns_per_page: Number = Field(10.0, ge=0.0, le=1000000.0, description='')
-    rendezvous_recv_pin: bool = Field(True, description="A receive of more than `eager_limit_bytes` (its posted size) is posted only after its buffer is pinned, at the send side's cost (`rendezvous_pin_ns` + `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once (the default). False: receives are posted at once (dflab before this key).")
+    rendezvous_recv_pin: bool = Field(True, description="A receive of more than `eager_limit_bytes` (its posted size) is posted only after its buffer is pinned, at the send side's cost (`rendezvous_pin_ns` + `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once (the default). False: receives are posted at once.")
     rx_setup_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='Host time to post a receive (Hermes rx setup), ns.')
     tx_setup_ns: Number = Field(13.0, ge=0.0, le=1000000.0, description='Host time to start a send (Hermes tx setup), ns.')
 

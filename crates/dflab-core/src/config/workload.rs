@@ -126,7 +126,7 @@ pub struct MpiConfig {
     /// A receive of more than `eager_limit_bytes` (its posted size) is posted only after its
     /// buffer is pinned, at the send side's cost (`rendezvous_pin_ns` +
     /// `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once
-    /// (the default). False: receives are posted at once (dflab before this key).
+    /// (the default). False: receives are posted at once.
     pub rendezvous_recv_pin: bool,
     /// A rendezvous send completes when the receiver's acknowledgement (a `header_bytes`
     /// message sent when the data is in) arrives, as Firefly's does; false: when its last
