@@ -49,10 +49,12 @@ class Topology(Section):
 
     a: int = Field(8, ge=1, le=4096, description='Routers per group.')
     arrangement: Annotated[str, AfterValidator(choice(('absolute', 'relative', 'palmtree', 'circulant')))] = Field('absolute', description='Wiring of the global ports.')
+    compute_groups: int | None = Field(None, ge=1, le=18446744073709551615, description='Groups that hold compute nodes, the first ones (`0..compute_groups`); the others (storage, service) are wired and carry transit traffic but neither send nor receive. Left out, every group.')
     g: int | None = Field(None, ge=1, le=18446744073709551615, description='Number of groups; left out, the canonical `a*h/links_per_pair + 1`.')
     global_port_order: Annotated[str, AfterValidator(choice(('by-router', 'round-robin')))] = Field('by-router', description='Which router port holds each slot of the arrangement (matters for tapered networks).')
     h: int = Field(4, ge=0, le=4096, description='Global ports per router.')
     links_per_pair: int | None = Field(None, ge=1, le=18446744073709551615, description="Parallel global links between each pair of groups (`l`). `None` derives it from `g` as the papers' `dfly(p, a, h, g)` notation does: the most links that fit, `⌊a·h / (g − 1)⌋` (so `dfly(4,8,4,9)` has 4), and 1 when `g` is not given either. Give it explicitly for a sparser network (SST's default is 1 whatever `g`).")
+    nics_per_node: int = Field(1, ge=1, le=4096, description="NICs per compute node: a node's NICs are consecutive host ports of one router (Slingshot machines attach every NIC of a node to the same switch), so `p` must be a multiple. Traffic patterns and job placement work on nodes; each NIC injects at the offered load (see `traffic.nic_policy`), a job's ranks fill a node's NICs in order.")
     p: int = Field(4, ge=1, le=4096, description='Nodes per router.')
 
 
@@ -135,6 +137,7 @@ class Traffic(Section):
 
     allow_self: bool = Field(False, description="Patterns that could pick the source node may (SST's behaviour; default: they draw again).")
     load: Number = Field(0.5, gt=0.0, le=1.0, description='Offered load per node, a fraction of the host link bandwidth.')
+    nic_policy: Annotated[str, AfterValidator(choice(('random', 'same-index')))] = Field('random', description="Nodes with several NICs (`topology.nics_per_node`): every NIC generates at `load` toward the pattern's destination node, and this picks the NIC there.")
     pattern: Pattern = Field('ur', description="Destination pattern: a short form (`ur`, `adv+1`, `router-mix:adv+1:25`, ...) or a table with `kind` and the family's parameters.")
     phases: list[Phase] = Field(default_factory=list, description="Transient experiments: from each phase's start on, its load and/or pattern replace the ones before (Q-adaptive §5.6 load steps, ICS'24 Fig. 17 pattern changes).")
     process: Annotated[str, AfterValidator(choice(('bernoulli', 'periodic', 'lockstep')))] = Field('bernoulli', description="`bernoulli`: a packet per slot with probability `load`; `periodic`: every slot/`load` from a random phase per node; `lockstep`: every node at 1 ns + k·round(slot/`load`, ns), as SST's TrafficGen does.")

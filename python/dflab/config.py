@@ -75,6 +75,9 @@ LATER_DEFAULTS: dict[str, Any] = {
     "workload.mpi.rendezvous_recv_pin": False,
     "routing.reevaluate": False,
     "topology.global_port_order": "by-router",
+    "topology.nics_per_node": 1,
+    "topology.compute_groups": None,
+    "traffic.nic_policy": "random",
 }
 
 

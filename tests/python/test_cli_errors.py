@@ -97,7 +97,8 @@ def test_presets_command_lists_every_preset() -> None:
     lines = proc.stdout.strip().splitlines()
     assert [line.split("\t")[0] for line in lines] == [
         "acor-1056", "acor-16512", "acor-5256",
-        "booksim-dgb-1056", "frontier-class", "frontier-class-half", "frontier-class-small",
+        "aurora-class", "aurora-class-small", "booksim-dgb-1056",
+        "frontier-class", "frontier-class-half", "frontier-class-small",
         "qadaptive-1056", "qadaptive-2550", "sc22-1056", "ugal-le-1056", "ugal-le-288",
     ]  # fmt: skip
     assert "dfly(4,8,4,33)\t1056 nodes" in lines[0]

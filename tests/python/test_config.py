@@ -28,7 +28,7 @@ def test_defaults_are_the_documented_ones() -> None:
         "seed": 1,
         "topology": {
             "p": 4, "a": 8, "h": 4, "g": 33, "links_per_pair": 1, "arrangement": "absolute",
-            "global_port_order": "by-router",
+            "global_port_order": "by-router", "nics_per_node": 1, "compute_groups": None,
         },
         "network": {
             "flit_bytes": 128, "packet_flits": 1,
@@ -42,7 +42,7 @@ def test_defaults_are_the_documented_ones() -> None:
         "routing": {"algorithm": "MIN", "vc_layout": "reference"},
         "traffic": {
             "pattern": "ur", "load": 0.5, "process": "bernoulli", "allow_self": False, "phases": [],
-            "source_queue_packets": None,
+            "source_queue_packets": None, "nic_policy": "random",
         },
         "run": {
             "warmup_us": 20.0, "measure_us": 50.0, "window_us": 1.0, "check": False,
@@ -143,8 +143,8 @@ def _message(data: dict) -> str:
     [
         (
             {"topology": {"extra": 1}},
-            "topology.extra: unknown key; allowed keys: a, arrangement, g, global_port_order, h, "
-            "links_per_pair, p",
+            "topology.extra: unknown key; allowed keys: a, arrangement, compute_groups, g, "
+            "global_port_order, h, links_per_pair, nics_per_node, p",
         ),
         ({"traffic": {"pattern": "foo"}}, "traffic.pattern: 'foo' is not allowed; allowed: ur, "
          "adv+<i> (1 <= i < g), adv+h, advc, advl, hot"),
@@ -194,7 +194,8 @@ def test_several_problems_are_counted_in_one_line() -> None:
 def test_presets_registry_and_paper_parameters() -> None:
     assert presets.names() == [
         "acor-1056", "acor-16512", "acor-5256",
-        "booksim-dgb-1056", "frontier-class", "frontier-class-half", "frontier-class-small",
+        "aurora-class", "aurora-class-small", "booksim-dgb-1056",
+        "frontier-class", "frontier-class-half", "frontier-class-small",
         "qadaptive-1056", "qadaptive-2550", "sc22-1056", "ugal-le-1056", "ugal-le-288",
     ]  # fmt: skip
     sc22 = preset("sc22-1056")

@@ -24,6 +24,7 @@ OTHER_STRING = {
     "routing.algorithm": "VALn",
     "traffic.pattern": "perm",
     "traffic.process": "periodic",
+    "traffic.nic_policy": "same-index",
     "network.timing": "sst",
     "network.router_pipeline": "single-cycle",
     "routing.intermediate": "any",
@@ -261,3 +262,21 @@ def test_global_port_order_is_a_later_key() -> None:
     assert Experiment().content_hash() == GOLDEN
     spread = validate(Experiment, {"topology": {"global_port_order": "round-robin"}})
     assert spread.content_hash() != GOLDEN
+
+
+def test_nics_and_compute_groups_are_later_keys() -> None:
+    # One NIC per node, every group computing and random destination NICs are the network
+    # before these keys: every existing key stays; each other value is another network.
+    canonical = Experiment().canonical()
+    assert canonical["topology"]["nics_per_node"] == 1
+    assert canonical["topology"]["compute_groups"] is None
+    assert canonical["traffic"]["nic_policy"] == "random"
+    assert Experiment().content_hash() == GOLDEN
+    every_group = validate(Experiment, {"topology": {"compute_groups": 33}})  # dfly(4,8,4): g 33
+    assert every_group.content_hash() == GOLDEN
+    keys = {
+        validate(Experiment, {"topology": extra}).content_hash()
+        for extra in ({"compute_groups": 32}, {"nics_per_node": 2}, {"nics_per_node": 4})
+    }
+    keys.add(validate(Experiment, {"traffic": {"nic_policy": "same-index"}}).content_hash())
+    assert len(keys) == 4 and GOLDEN not in keys

@@ -1,6 +1,7 @@
-"""The real-machine presets (issue: tapered, Slingshot-class Dragonflies): their shape, taper and
-wiring as `dflab info` reports them; the wiring itself is tested in the engine
-(crates/dflab-core/src/topology/tests.rs)."""
+"""The real-machine presets (issue: tapered, Slingshot-class Dragonflies): their shape, taper,
+NICs and compute groups as `dflab info` reports them; the wiring itself is tested in the engine
+(crates/dflab-core/src/topology/tests.rs), and the traffic of multi-NIC nodes and non-compute
+groups in crates/dflab-core/tests/real_machines.rs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dflab.config import Experiment
 from dflab.loading import validate
 
 FRONTIER_TAPER = 292 / 512  # 73 groups x 4 links over 32 switches x 16 endpoints: 1 / 1.75
+AURORA_TAPER = 348 / 512  # 174 groups x 2 links over 32 switches x 16 endpoints
 
 
 def _info(name: str) -> dict:
@@ -31,6 +33,49 @@ def test_frontier_class_has_the_public_shape() -> None:
     assert info["taper"] == pytest.approx(FRONTIER_TAPER)
     assert abs(1 / info["taper"] - 1.75) < 0.01
     assert info["global_port_order"] == "round-robin"
+    # 4 nodes of 4 NICs per switch, every group computing.
+    assert (info["nics_per_node"], info["compute_nodes"], info["compute_groups"]) == (4, 9_472, 74)
+
+
+def test_aurora_class_has_the_public_shape() -> None:
+    info = _info("aurora-class")
+    assert (info["radix"], info["host_ports"], info["local_ports"], info["global_ports"]) == (
+        64,
+        16,
+        31,
+        17,
+    )
+    # 5,600 switches in 175 groups; 166 compute groups of 32 switches x 2 nodes x 8 NICs:
+    # 10,624 nodes, 84,992 NICs ("nearly 85,000").
+    assert (info["groups"], info["routers"], info["links_per_pair"]) == (175, 5_600, 2)
+    assert (info["compute_groups"], info["nics_per_node"]) == (166, 8)
+    assert (info["compute_nodes"], info["compute_endpoints"]) == (10_624, 84_992)
+    assert info["global_links"] == 175 * 174 // 2 * 2
+    assert info["taper"] == pytest.approx(AURORA_TAPER)
+    # The compute groups' links among themselves: 166 x 165 / 2 pairs x 2 links x 25 GB/s x 2
+    # directions = 1.37 PB/s (the paper's 1.38).
+    assert 166 * 165 / 2 * 2 * 25 * 2 / 1e6 == pytest.approx(1.38, rel=0.01)
+
+
+def test_aurora_class_small_keeps_its_ratios() -> None:
+    info = _info("aurora-class-small")
+    assert info["taper"] == pytest.approx(AURORA_TAPER, rel=0.02)
+    assert (info["links_per_pair"], info["nics_per_node"]) == (2, 2)
+    assert info["compute_groups"] == info["groups"] - 1
+    assert info["host_ports"] // info["nics_per_node"] == 2  # 2 nodes per switch
+    full = validate(Experiment, {"preset": "aurora-class"})
+    small = validate(Experiment, {"preset": "aurora-class-small"})
+    assert small.network == full.network
+    assert small.routing.algorithm == full.routing.algorithm
+
+
+def test_aurora_class_small_runs_traffic_on_its_compute_groups_only() -> None:
+    # The accepted load is per compute NIC: were the storage group's NICs sending too, MIN
+    # would carry 12/11 of the offered load.
+    run = {"warmup_us": 2.0, "measure_us": 2.0}
+    base = {"preset": "aurora-class-small", "routing": {"algorithm": "MIN"}, "run": run}
+    low = simulate(validate(Experiment, {**base, "traffic": {"load": 0.3}})).summary
+    assert low.accepted_load == pytest.approx(0.3, rel=0.03)
 
 
 @pytest.mark.parametrize("name", ["frontier-class-half", "frontier-class-small"])
@@ -48,9 +93,10 @@ def test_the_scaled_frontier_presets_keep_its_ratios(name: str) -> None:
 
 def test_frontier_class_small_carries_uniform_traffic_below_its_global_bound() -> None:
     # MIN under uniform traffic is bound by the tapered global links (`ur_min_global_bound`,
-    # 0.623 here); at 0.3 the network carries all of it, at 0.8 no more than the bound.
+    # 0.617 here: (32 x 0.5625) / (32 x 288 / 316), a NIC never sending to its own node's other
+    # 3 NICs); at 0.3 the network carries all of it, at 0.8 no more than the bound.
     bound = _info("frontier-class-small")["ur_min_global_bound"]
-    assert bound == pytest.approx(0.623, abs=0.001)
+    assert bound == pytest.approx(0.5625 * 316 / 288, abs=1e-9)
     base = {"preset": "frontier-class-small", "routing": {"algorithm": "MIN"}}
     run = {"warmup_us": 2.0, "measure_us": 2.0}
     low = simulate(validate(Experiment, {**base, "traffic": {"load": 0.3}, "run": run})).summary

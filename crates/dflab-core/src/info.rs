@@ -13,7 +13,14 @@ pub struct TopologyInfo {
     pub shape: String,
     pub groups: usize,
     pub routers: usize,
+    /// Endpoints (NICs), every group's.
     pub nodes: usize,
+    /// NICs per compute node and the groups holding compute nodes (the first ones).
+    pub nics_per_node: usize,
+    pub compute_groups: usize,
+    /// The compute nodes (hosts) and their NICs, which traffic and jobs run on.
+    pub compute_nodes: usize,
+    pub compute_endpoints: usize,
     pub radix: usize,
     pub host_ports: usize,
     pub local_ports: usize,
@@ -29,7 +36,8 @@ pub struct TopologyInfo {
     /// Global over injection bandwidth of a group (below 1: a tapered network).
     pub taper: f64,
     /// The offered load (fraction of the host link) at which uniform random traffic fills the
-    /// global links under minimal routing: `g·l·B_global / (a·p·B_host)`, capped at 1.
+    /// global links under minimal routing: `(C − 1)·l·B_global / (a·p·B_host·f)` with `C` the
+    /// compute groups and `f` the share of a group's traffic that leaves it, capped at 1.
     pub ur_min_global_bound: f64,
     /// Minimal paths between two groups (their global links) and paths with two global hops
     /// through one intermediate group (`(g − 2)·l²`): the path diversity adaptive routing has.
@@ -53,16 +61,23 @@ pub fn topology_info(cfg: &Experiment) -> Result<TopologyInfo> {
     let group_injection_gbps = (t.a * t.p) as f64 * n.host_bw_gbps;
     let group_global_gbps = ((t.g - 1) * t.l) as f64 * n.global_bw_gbps;
     let taper = if t.g > 1 { group_global_gbps / group_injection_gbps } else { 0.0 };
-    // Under uniform random traffic a fraction (N − a·p)/(N − 1) of a group's injection leaves it.
-    let (nodes, group_nodes) = (t.nodes() as f64, (t.a * t.p) as f64);
-    let leaving = if t.g > 1 { (nodes - group_nodes) / (nodes - 1.0) } else { 0.0 };
-    let ur_min_global_bound =
-        if t.g > 1 { (group_global_gbps / (group_injection_gbps * leaving)).min(1.0) } else { 1.0 };
+    // Under uniform random traffic among the compute nodes a fraction (N − a·p)/(N − nics) of a
+    // compute group's injection leaves it (N compute endpoints; a NIC skips its own node), over
+    // the links to the other compute groups.
+    let c = t.compute_groups;
+    let (nodes, group_nodes) = (t.compute_endpoints() as f64, (t.a * t.p) as f64);
+    let leaving = if c > 1 { (nodes - group_nodes) / (nodes - t.nics as f64) } else { 0.0 };
+    let ur_gbps = ((c.max(1) - 1) * t.l) as f64 * n.global_bw_gbps;
+    let ur_min_global_bound = if c > 1 { (ur_gbps / (group_injection_gbps * leaving)).min(1.0) } else { 1.0 };
     Ok(TopologyInfo {
         shape: format!("dfly({}, {}, {}, {})", t.p, t.a, t.h, t.g),
         groups: t.g,
         routers: t.routers(),
         nodes: t.nodes(),
+        nics_per_node: t.nics,
+        compute_groups: c,
+        compute_nodes: t.compute_nodes(),
+        compute_endpoints: t.compute_endpoints(),
         radix: t.radix,
         host_ports: t.p,
         local_ports: t.a - 1,
@@ -113,5 +128,20 @@ mod tests {
         assert!((info.ur_min_global_bound - 292.0 / 512.0 / leaving).abs() < 1e-12);
         assert_eq!((info.minimal_paths_per_group_pair, info.two_global_hop_paths_per_group_pair), (4, 72 * 16));
         assert_eq!((info.unused_global_ports, info.global_port_order.as_str()), (74 * 252, "round-robin"));
+    }
+
+    #[test]
+    fn non_compute_groups_and_nics_change_the_uniform_bound() {
+        // Aurora class: 175 groups, 166 computing, 8 NICs per node. Uniform traffic among the
+        // 84,992 compute NICs leaves a group over its 165 x 2 links to other compute groups.
+        let mut e = Experiment::default();
+        let t = &mut e.topology;
+        (t.p, t.a, t.h, t.g, t.links_per_pair) = (16, 32, 17, Some(175), Some(2));
+        (t.nics_per_node, t.compute_groups) = (8, Some(166));
+        let info = topology_info(&e).unwrap();
+        assert_eq!((info.nodes, info.compute_endpoints, info.compute_nodes), (89_600, 84_992, 10_624));
+        assert!((info.taper - 348.0 / 512.0).abs() < 1e-12);
+        let leaving = (84_992.0 - 512.0) / (84_992.0 - 8.0);
+        assert!((info.ur_min_global_bound - 330.0 / 512.0 / leaving).abs() < 1e-12);
     }
 }

@@ -267,6 +267,22 @@ pub struct TrafficConfig {
     /// Left out: unbounded (open-loop sources; latency then includes any backlog).
     #[schemars(range(min = 1))]
     pub source_queue_packets: Option<u32>,
+    /// Nodes with several NICs (`topology.nics_per_node`): every NIC generates at `load`
+    /// toward the pattern's destination node, and this picks the NIC there.
+    pub nic_policy: NicPolicy,
+}
+
+/// Which NIC of the destination node a synthetic packet goes to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NicPolicy {
+    /// A uniformly drawn NIC: one process per NIC sending to processes of the destination
+    /// node at random.
+    #[default]
+    Random,
+    /// The NIC of the sender's index (NIC i to NIC i), as ranks bound to NICs in the same
+    /// order on every node talk to their counterparts.
+    SameIndex,
 }
 
 /// From `start_us` on, this load and/or pattern replace the previous ones.
@@ -294,6 +310,7 @@ impl Default for TrafficConfig {
             allow_self: false,
             phases: Vec::new(),
             source_queue_packets: None,
+            nic_policy: NicPolicy::Random,
         }
     }
 }
@@ -422,7 +439,7 @@ impl Experiment {
         canonical_algorithm(&self.routing.algorithm)?;
         crate::routing::registry::check_params(self)?;
         self.traffic.pattern.parse("traffic.pattern", &topo)?;
-        if topo.nodes() < 2 && !self.traffic.allow_self {
+        if topo.compute_nodes() < 2 && !self.traffic.allow_self {
             // Every pattern sends to other nodes (newcomer #27: a 1-node network sent to itself).
             return Err(Error::config(
                 "traffic.pattern",
@@ -432,8 +449,8 @@ impl Experiment {
         }
         self.validate_phases(&topo)?;
         if let Some(w) = &self.workload {
-            w.check(topo.nodes())?;
-            w.check_background(topo.nodes(), self.traffic.allow_self)?;
+            w.check(topo.compute_endpoints())?;
+            w.check_background(topo.compute_endpoints(), self.traffic.allow_self)?;
         }
         let r = &self.run;
         if self.workload.is_some() && (r.steady_warmup || r.stop_when_saturated) {
@@ -462,6 +479,10 @@ impl Experiment {
         let mut c = self.clone();
         c.topology.g = Some(topo.g);
         c.topology.links_per_pair = Some(topo.l);
+        // Every group computing, written out, is the default.
+        if c.topology.compute_groups == Some(topo.g) {
+            c.topology.compute_groups = None;
+        }
         c.routing.algorithm = canonical_algorithm(&self.routing.algorithm)?.to_string();
         c.routing.params = crate::routing::registry::effective_params(self)?;
         if let Some(w) = &mut c.workload {

@@ -56,6 +56,17 @@ pub struct TopologyConfig {
     pub arrangement: Arrangement,
     /// Which router port holds each slot of the arrangement (matters for tapered networks).
     pub global_port_order: GlobalPortOrder,
+    /// NICs per compute node: a node's NICs are consecutive host ports of one router
+    /// (Slingshot machines attach every NIC of a node to the same switch), so `p` must be a
+    /// multiple. Traffic patterns and job placement work on nodes; each NIC injects at the
+    /// offered load (see `traffic.nic_policy`), a job's ranks fill a node's NICs in order.
+    #[schemars(range(min = 1, max = 4096))]
+    pub nics_per_node: usize,
+    /// Groups that hold compute nodes, the first ones (`0..compute_groups`); the others
+    /// (storage, service) are wired and carry transit traffic but neither send nor receive.
+    /// Left out, every group.
+    #[schemars(range(min = 1))]
+    pub compute_groups: Option<usize>,
 }
 
 impl Default for TopologyConfig {
@@ -68,6 +79,8 @@ impl Default for TopologyConfig {
             links_per_pair: None,
             arrangement: Arrangement::Absolute,
             global_port_order: GlobalPortOrder::ByRouter,
+            nics_per_node: 1,
+            compute_groups: None,
         }
     }
 }

@@ -447,7 +447,8 @@ impl<R: Routing> Simulation<R> {
 
     fn finish(self, wall: f64) -> SimResult {
         let c = self.core;
-        let nodes = c.topo.nodes();
+        // Loads are per compute endpoint: groups without compute nodes neither send nor receive.
+        let nodes = c.topo.compute_endpoints();
         let bw = c.cfg.network.host_bw_gbps;
         let end = self.ended_at.unwrap_or(c.t.end);
         let mut summary = c.stats.summary(nodes, bw);

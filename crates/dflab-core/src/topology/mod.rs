@@ -15,7 +15,7 @@ pub mod arrangement;
 
 use crate::fastdiv::FastDiv;
 
-use crate::config::{Arrangement, TopologyConfig};
+use crate::config::{Arrangement, GlobalPortOrder, TopologyConfig};
 use crate::error::{Error, Result};
 
 pub const NONE: u32 = u32::MAX;
@@ -54,7 +54,15 @@ pub struct Topology {
     pub h: usize,
     pub g: usize,
     pub l: usize,
+    /// NICs per compute node (`topology.nics_per_node`): node `n`'s NICs are the endpoints
+    /// `n·nics .. (n+1)·nics`.
+    pub nics: usize,
+    /// Groups holding compute nodes (`topology.compute_groups`), the first ones: the compute
+    /// endpoints are `0..compute_endpoints()`.
+    pub compute_groups: usize,
     pub arrangement: Arrangement,
+    /// How the global slots map to router ports (kept for [`Topology::pattern_view`]).
+    global_port_order: GlobalPortOrder,
     /// Ports per router: p + (a-1) + h.
     pub radix: usize,
     /// Per (router, global slot k): the router and port at the other end, or NONE.
@@ -124,6 +132,7 @@ impl Topology {
         if g > 1 && h == 0 {
             return Err(Error::config("topology.h", "0 global ports per router cannot connect more than one group"));
         }
+        let (nics, compute_groups) = Self::check_nodes(cfg, g)?;
         let nodes = g * a * p;
         if nodes > (1 << 30) {
             return Err(Error::config("topology", format!("{nodes} nodes is more than dflab supports (2^30)")));
@@ -163,7 +172,10 @@ impl Topology {
             h,
             g,
             l,
+            nics,
+            compute_groups,
             arrangement: cfg.arrangement,
+            global_port_order: cfg.global_port_order,
             radix: p + a - 1 + h,
             global_peer: wiring.peer,
             global_group: wiring.group,
@@ -175,6 +187,66 @@ impl Topology {
         };
         topo.first_port = topo.first_port_table();
         Ok(topo)
+    }
+
+    /// `topology.nics_per_node` divides `p`; `topology.compute_groups` is in `1..=g`.
+    fn check_nodes(cfg: &TopologyConfig, g: usize) -> Result<(usize, usize)> {
+        let nics = cfg.nics_per_node;
+        if nics == 0 || !cfg.p.is_multiple_of(nics) {
+            return Err(Error::config(
+                "topology.nics_per_node",
+                format!(
+                    "{nics} does not divide p = {}; allowed: a divisor of p (a node's NICs sit on one router)",
+                    cfg.p
+                ),
+            ));
+        }
+        let compute = cfg.compute_groups.unwrap_or(g);
+        if compute == 0 || compute > g {
+            return Err(Error::config(
+                "topology.compute_groups",
+                format!("{compute} is out of range; allowed: 1 to g = {g}"),
+            ));
+        }
+        Ok((nics, compute))
+    }
+
+    /// The network as traffic patterns see it: one endpoint per compute node (`p / nics` per
+    /// router) and the compute groups only. The same topology when every group computes and
+    /// nodes have one NIC; otherwise a topology of `compute_groups` groups, whose global wiring
+    /// is not this one's (patterns that read the wiring refuse such networks).
+    pub fn pattern_view(&self) -> Result<std::borrow::Cow<'_, Topology>> {
+        if self.nics == 1 && self.compute_groups == self.g {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        let view = Topology::new(&TopologyConfig {
+            p: self.p / self.nics,
+            a: self.a,
+            h: self.h,
+            g: Some(self.compute_groups),
+            links_per_pair: Some(self.l),
+            arrangement: self.arrangement,
+            global_port_order: self.global_port_order,
+            nics_per_node: 1,
+            compute_groups: None,
+        })
+        .map_err(|e| Error::config("topology.compute_groups", format!("its traffic view cannot be built: {e}")))?;
+        Ok(std::borrow::Cow::Owned(view))
+    }
+
+    /// Whether every endpoint is its own compute node (one NIC, every group computes).
+    pub fn all_endpoints_compute(&self) -> bool {
+        self.nics == 1 && self.compute_groups == self.g
+    }
+
+    /// Compute nodes (hosts), each with `nics` endpoints.
+    pub fn compute_nodes(&self) -> usize {
+        self.compute_groups * self.a * self.p / self.nics
+    }
+
+    /// Endpoints of the compute groups: `0..compute_endpoints()`.
+    pub fn compute_endpoints(&self) -> usize {
+        self.compute_groups * self.a * self.p
     }
 
     /// See `first_port`.

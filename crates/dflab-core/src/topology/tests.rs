@@ -253,8 +253,16 @@ fn assert_links_symmetric(t: &Topology) {
 }
 
 fn shaped(p: usize, a: usize, h: usize, g: usize, l: usize, arr: Arrangement, order: GlobalPortOrder) -> Topology {
-    let cfg =
-        TopologyConfig { p, a, h, g: Some(g), links_per_pair: Some(l), arrangement: arr, global_port_order: order };
+    let cfg = TopologyConfig {
+        p,
+        a,
+        h,
+        g: Some(g),
+        links_per_pair: Some(l),
+        arrangement: arr,
+        global_port_order: order,
+        ..TopologyConfig::default()
+    };
     Topology::new(&cfg).unwrap()
 }
 
@@ -325,5 +333,34 @@ proptest! {
                 prop_assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1);
             }
         }
+    }
+}
+
+#[test]
+fn nics_and_compute_groups_are_checked_and_counted() {
+    let cfg = |p, nics, compute| TopologyConfig {
+        p,
+        a: 4,
+        h: 2,
+        nics_per_node: nics,
+        compute_groups: compute,
+        ..TopologyConfig::default()
+    };
+    let t = Topology::new(&cfg(4, 2, Some(5))).unwrap();
+    assert_eq!((t.g, t.nodes(), t.compute_endpoints(), t.compute_nodes()), (9, 144, 80, 40));
+    assert!(!t.all_endpoints_compute());
+    let view = t.pattern_view().unwrap();
+    assert_eq!((view.p, view.a, view.g, view.nics, view.nodes()), (2, 4, 5, 1, 40));
+    let plain = Topology::new(&cfg(4, 1, None)).unwrap();
+    assert!(plain.all_endpoints_compute());
+    assert!(matches!(plain.pattern_view().unwrap(), std::borrow::Cow::Borrowed(_)));
+    for (bad, field) in [
+        (cfg(4, 3, None), "topology.nics_per_node"),
+        (cfg(4, 0, None), "topology.nics_per_node"),
+        (cfg(4, 1, Some(0)), "topology.compute_groups"),
+        (cfg(4, 1, Some(10)), "topology.compute_groups"),
+    ] {
+        let e = Topology::new(&bad).unwrap_err().to_string();
+        assert!(e.starts_with(field) && e.contains("allowed"), "{e}");
     }
 }

@@ -29,6 +29,7 @@ pub mod neighbors;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
+use crate::config::NicPolicy;
 use crate::error::{Error, Result};
 use crate::topology::Topology;
 
@@ -79,7 +80,21 @@ const ALLOWED: &str = "ur, adv+<i> (1 <= i < g), adv+h, advc, advl, hot[:<traffi
 const MAX_NEIGHBOURS: u32 = 1024;
 
 impl Pattern {
+    /// The pattern `text` on the network's compute nodes ([`Topology::pattern_view`]).
     pub fn parse(text: &str, topo: &Topology) -> Result<Pattern> {
+        let view = topo.pattern_view()?;
+        let pattern = Self::parse_on(text, &view)?;
+        if pattern == Pattern::AdversarialConsecutive && topo.compute_groups < topo.g {
+            return Err(Error::config(
+                "traffic.pattern",
+                format!("'{text}' follows the global wiring, which groups without compute nodes break; allowed: every other pattern"),
+            ));
+        }
+        Ok(pattern)
+    }
+
+    /// [`Pattern::parse`] on a topology whose endpoints are the compute nodes.
+    fn parse_on(text: &str, topo: &Topology) -> Result<Pattern> {
         let s = text.trim().to_ascii_lowercase();
         let bad = |why: &str| Error::config("traffic.pattern", format!("'{text}' {why}; allowed: {ALLOWED}"));
         let unknown = || bad("is not allowed");
@@ -102,7 +117,7 @@ impl Pattern {
             }
             "router-mix" | "node-mix" => {
                 let [base, pct] = args[..] else { return Err(unknown()) };
-                let base = match Pattern::parse(base, topo)? {
+                let base = match Pattern::parse_on(base, topo)? {
                     Pattern::Adversarial { shift } => MixBase::Shift { shift },
                     Pattern::Permutation => MixBase::Permutation,
                     _ => return Err(bad("mixes only adv+<i>, adv+h or perm with uniform traffic")),
@@ -243,10 +258,15 @@ enum Kind {
 /// its round, hence `destination(&mut self, …)`.
 pub struct PatternSampler {
     kind: Kind,
+    /// Compute nodes (the pattern's endpoints).
     nodes: u32,
     allow_self: bool,
     /// Uniform traffic without the source, the common case, drawn without the dispatch.
     others: Option<UniformOthers>,
+    /// NICs per node: above 1, the pattern runs on nodes and [`PatternSampler::destination`]
+    /// maps NICs to nodes and back.
+    nics: u32,
+    nic_policy: NicPolicy,
 }
 
 /// `uniform_below(nodes, src, false, rng)` for `src < nodes` and `nodes > 1`, with rand's
@@ -286,7 +306,11 @@ impl UniformOthers {
 impl PatternSampler {
     /// `pattern` comes from [`Pattern::parse`] on the same topology; `rng` is the experiment's
     /// pattern stream, used for the draws made once.
+    /// It draws destination NICs at random (see [`PatternSampler::with_nic_policy`]).
     pub fn new<R: Rng>(pattern: Pattern, topo: &Topology, allow_self: bool, rng: &mut R) -> PatternSampler {
+        let nics = topo.nics as u32;
+        let view = topo.pattern_view().expect("Pattern::parse built the view");
+        let topo = view.as_ref();
         let nodes = topo.nodes() as u32;
         let kind = match pattern {
             Pattern::Uniform => Kind::Uniform,
@@ -310,7 +334,13 @@ impl PatternSampler {
             }
         };
         let others = (matches!(kind, Kind::Uniform) && !allow_self && nodes > 1).then(|| UniformOthers::new(nodes));
-        PatternSampler { kind, nodes, allow_self, others }
+        PatternSampler { kind, nodes, allow_self, others, nics, nic_policy: NicPolicy::Random }
+    }
+
+    /// Which NIC of the destination node receives (matters with several NICs per node).
+    pub fn with_nic_policy(mut self, policy: NicPolicy) -> PatternSampler {
+        self.nic_policy = policy;
+        self
     }
 
     /// Whether the pattern is uniform random (`ur`).
@@ -323,8 +353,29 @@ impl PatternSampler {
         matches!(self.kind, Kind::Table(_))
     }
 
+    /// The destination endpoint of a packet from endpoint `src` (a compute endpoint).
     #[inline(always)]
     pub fn destination<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
+        if self.nics != 1 {
+            return self.destination_nic(src, rng);
+        }
+        self.destination_node(src, rng)
+    }
+
+    /// Several NICs per node: the pattern maps the source's node to a destination node, and
+    /// the policy picks the NIC there.
+    #[inline(never)]
+    fn destination_nic<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
+        let node = self.destination_node(src / self.nics, rng);
+        let nic = match self.nic_policy {
+            NicPolicy::Random => rng.gen_range(0..self.nics),
+            NicPolicy::SameIndex => src % self.nics,
+        };
+        node * self.nics + nic
+    }
+
+    #[inline(always)]
+    fn destination_node<R: Rng>(&mut self, src: u32, rng: &mut R) -> u32 {
         match self.others {
             Some(u) if src < u.nodes => u.draw(src, rng),
             _ => self.destination_any(src, rng),
@@ -531,6 +582,64 @@ mod tests {
                 assert!(d < 72 && d != src, "{name}: {src} -> {d}");
             }
         }
+    }
+
+    /// dfly(4,4,2,9) with 2 NICs per node and 5 compute groups: 80 compute endpoints (40
+    /// nodes) of 144.
+    fn machine() -> Topology {
+        let cfg =
+            TopologyConfig { p: 4, a: 4, h: 2, nics_per_node: 2, compute_groups: Some(5), ..TopologyConfig::default() };
+        Topology::new(&cfg).unwrap()
+    }
+
+    #[test]
+    fn patterns_run_on_compute_nodes_and_spread_over_their_nics() {
+        let t = machine();
+        assert_eq!((t.nodes(), t.compute_endpoints(), t.compute_nodes()), (144, 80, 40));
+        for name in ["ur", "adv+1", "advl", "perm", "hot", "stencil", "node-mix:adv+2:50", "rn"] {
+            for policy in [NicPolicy::Random, NicPolicy::SameIndex] {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+                let pattern = Pattern::parse(name, &t).unwrap();
+                let mut s = PatternSampler::new(pattern, &t, false, &mut rng).with_nic_policy(policy);
+                let mut nic_seen = [false; 2];
+                for i in 0..4000u32 {
+                    let src = i % 80;
+                    let d = s.destination(src, &mut rng);
+                    assert!(d < 80, "{name}: {src} -> {d} is not a compute endpoint");
+                    assert_ne!(d / 2, src / 2, "{name}: {src} -> {d} stays on its node");
+                    if policy == NicPolicy::SameIndex {
+                        assert_eq!(d % 2, src % 2, "{name}");
+                    }
+                    nic_seen[(d % 2) as usize] = true;
+                }
+                assert!(nic_seen[0] && nic_seen[1], "{name}");
+            }
+        }
+        // ADV+1 shifts over the compute groups: group 4's nodes send to group 0.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(6);
+        let mut s = PatternSampler::new(Pattern::parse("adv+1", &t).unwrap(), &t, false, &mut rng);
+        for src in 0..80u32 {
+            let d = s.destination(src, &mut rng);
+            assert_eq!(d / 16, (src / 16 + 1) % 5, "{src} -> {d}");
+        }
+        // A random draw of the NIC: both NICs of the destination about equally often.
+        let mut s = PatternSampler::new(Pattern::Uniform, &t, false, &mut rng);
+        let odd = (0..10_000).filter(|_| s.destination(3, &mut rng) % 2 == 1).count();
+        assert!((4_700..5_300).contains(&odd), "{odd}");
+    }
+
+    #[test]
+    fn pattern_parameters_are_checked_against_the_compute_nodes() {
+        let t = machine();
+        assert!(Pattern::parse("adv+4", &t).is_ok());
+        let err = Pattern::parse("adv+5", &t).unwrap_err().to_string();
+        assert!(err.contains("g - 1 = 4"), "{err}");
+        assert_eq!(Pattern::parse("stencil", &t).unwrap(), Pattern::Stencil { grid: Grid { dims: [2, 4, 5] } });
+        let err = Pattern::parse("advc", &t).unwrap_err().to_string();
+        assert!(err.starts_with("traffic.pattern") && err.contains("allowed"), "{err}");
+        // With every group computing, ADVc follows the wiring as before.
+        let nics = TopologyConfig { p: 4, a: 4, h: 2, nics_per_node: 2, ..TopologyConfig::default() };
+        assert!(Pattern::parse("advc", &Topology::new(&nics).unwrap()).is_ok());
     }
 
     proptest! {

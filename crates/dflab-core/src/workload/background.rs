@@ -148,12 +148,13 @@ impl WithBackground {
     /// `jobs` (the workload of `cfg.workload`) with the background traffic of `cfg`.
     pub fn new(cfg: &Experiment, topo: &Topology, jobs: Box<dyn Workload>) -> Result<WithBackground> {
         let w = cfg.workload.as_ref().expect("a workload run");
-        w.check_background(topo.nodes(), cfg.traffic.allow_self)?;
-        let all = topo.nodes();
+        // Endpoints: with one NIC per node and every group computing, the nodes.
+        w.check_background(topo.compute_endpoints(), cfg.traffic.allow_self)?;
+        let all = topo.compute_endpoints();
         let idle = match w.background {
             Background::IdleNodes => {
                 let mut busy = vec![false; all];
-                let placed = placement::place(w, all as u32, cfg.seed)?;
+                let placed = placement::place(w, topo, cfg.seed)?;
                 for (job, nodes) in w.jobs.iter().zip(&placed) {
                     if job.motif != "null" {
                         nodes.iter().for_each(|&n| busy[n as usize] = true);

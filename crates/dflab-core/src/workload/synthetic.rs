@@ -27,7 +27,7 @@ use rand::SeedableRng;
 use super::background::NodeSet;
 use super::calendar::SlotCalendar;
 use super::Workload;
-use crate::config::{Experiment, Process};
+use crate::config::{Experiment, NicPolicy, Process};
 use crate::engine::core::Core;
 use crate::engine::event::Event;
 use crate::engine::stream_seed;
@@ -64,6 +64,7 @@ pub struct Synthetic {
     seed: u64,
     process: Process,
     allow_self: bool,
+    nic_policy: NicPolicy,
     flits: u16,
     packet_bytes: u64,
     end: Time,
@@ -142,18 +143,19 @@ impl Synthetic {
                 Ok(Phase { start: us_to_ps(ph.start_us), load: ph.load, pattern })
             })
             .collect::<Result<Vec<Phase>>>()?;
-        let nodes = topo.nodes();
+        // Only the compute groups' NICs generate (all endpoints, unless topology.compute_groups).
         let s = Schedule::new(
-            0..nodes as u32,
-            sampler_of(cfg.seed, topo, t.allow_self, pattern.clone(), 0),
+            0..topo.compute_endpoints() as u32,
+            sampler_of(cfg.seed, topo, (t.allow_self, t.nic_policy), pattern.clone(), 0),
             Injector::new(t.process, t.load, slot),
-            nodes,
+            topo.nodes(),
         );
         Ok(Synthetic {
             topo: topo.clone(),
             seed: cfg.seed,
             process: t.process,
             allow_self: t.allow_self,
+            nic_policy: t.nic_policy,
             flits: n.packet_flits as u16,
             packet_bytes,
             end,
@@ -210,13 +212,15 @@ impl Synthetic {
 
     /// The sampler of `pattern` drawn from pattern stream `id` (see [`sampler_of`]).
     fn sampler(&self, pattern: Pattern, id: u64) -> PatternSampler {
-        sampler_of(self.seed, &self.topo, self.allow_self, pattern, id)
+        sampler_of(self.seed, &self.topo, (self.allow_self, self.nic_policy), pattern, id)
     }
 
     /// One schedule per partition: partition `p` generates for nodes
     /// `node_bounds[p]..node_bounds[p + 1]`. Before the run starts.
     pub fn partition(&mut self, node_bounds: &[u32]) {
-        let parts: Vec<Schedule> = node_bounds.windows(2).map(|b| self.schedule(b[0]..b[1])).collect();
+        let compute = self.topo.compute_endpoints() as u32;
+        let parts: Vec<Schedule> =
+            node_bounds.windows(2).map(|b| self.schedule(b[0].min(compute)..b[1].min(compute))).collect();
         let mut parts = parts.into_iter();
         self.s = parts.next().expect("at least one partition");
         self.parked = std::iter::once(None).chain(parts.map(Some)).collect();
@@ -530,9 +534,10 @@ impl Schedule {
 
 /// The sampler of `pattern`, with its one-time draws from the experiment's pattern stream `id`
 /// (0 before any phase, `i + 1` for phase `i`): every partition draws the same tables.
-fn sampler_of(seed: u64, topo: &Topology, allow_self: bool, pattern: Pattern, id: u64) -> PatternSampler {
+/// `(allow_self, nic_policy)` are `[traffic]`'s.
+fn sampler_of(seed: u64, topo: &Topology, to: (bool, NicPolicy), pattern: Pattern, id: u64) -> PatternSampler {
     let mut rng = Rng::seed_from_u64(stream_seed(seed, 3, id));
-    PatternSampler::new(pattern, topo, allow_self, &mut rng)
+    PatternSampler::new(pattern, topo, to.0, &mut rng).with_nic_policy(to.1)
 }
 
 /// The generator as a [`Workload`] (the engine calls the methods above directly, so that

@@ -139,8 +139,8 @@ impl Mpi {
     /// The workload of `cfg.workload` (which must be present) on `topo`.
     pub fn new(cfg: &Experiment, topo: &Topology) -> Result<Mpi> {
         let w = cfg.workload.as_ref().ok_or_else(|| Error::config("workload", "is missing"))?;
-        w.check(topo.nodes())?;
-        let nodes = placement::place(w, topo.nodes() as u32, cfg.seed)?;
+        w.check(topo.compute_endpoints())?;
+        let nodes = placement::place(w, topo, cfg.seed)?;
         let window = us_to_ps(w.throughput_window_us).max(1);
         let (mut jobs, mut ranks, mut stats) = (Vec::new(), Vec::new(), Vec::new());
         for (j, (job, placed)) in w.jobs.iter().zip(&nodes).enumerate() {
