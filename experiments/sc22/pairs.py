@@ -4,9 +4,11 @@ with a background application, 528 ranks each on `sc22-1056`, under several rout
     python experiments/sc22/pairs.py --target fft3d --background halo3d --routings PAR,Q-adaptive
 
 One row per (target, background, routing) goes to `results/pairs.csv` (resumable: rows already
-there are not run again; written atomically). A background of `none` is the target alone. The
-interference is `(T_comm co-run - T_comm alone) / T_comm alone` on the target's mean
-communication time per rank (the paper's "variation").
+there are not run again; written atomically). `--preset` runs the pair on another network with
+the SC'22 toolkit's MPI host costs, run window and `random-list` placement (the real-machine
+study runs it on `frontier-class`), `--out` names its CSV. A background of `none` is the
+target alone. The interference is `(T_comm co-run - T_comm alone) / T_comm alone` on the
+target's mean communication time per rank (the paper's "variation").
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import Any
 import rows as result_rows
 
 from dflab.api import simulate
+from dflab.loading import preset as load_preset
 
 RESULTS = Path(__file__).resolve().parent / "results" / "pairs.csv"
+SC22 = "sc22-1056"
 COLUMNS = (
     "target",
     "background",
@@ -38,21 +42,29 @@ COLUMNS = (
 )
 
 
-def experiment(target: str, background: str, routing: str, seed: int) -> dict[str, Any]:
+def experiment(
+    target: str, background: str, routing: str, seed: int, preset: str = SC22
+) -> dict[str, Any]:
     """The target (job 0) with the background (job 1; `none`: the target alone)."""
     jobs = [{"motif": target, "ranks": 528}]
     if background != "none":
         jobs.append({"motif": background, "ranks": 528})
-    return {
-        "preset": "sc22-1056",
-        "seed": seed,
-        "routing": {"algorithm": routing},
-        "workload": {"jobs": jobs, "record_iterations": False},
-    }
+    workload: dict[str, Any] = {"jobs": jobs, "record_iterations": False}
+    out: dict[str, Any] = {"preset": preset, "seed": seed, "routing": {"algorithm": routing}}
+    if preset != SC22:
+        # The SC'22 toolkit's host model and run window on the other network.
+        sc22 = load_preset(SC22)
+        assert sc22.workload is not None
+        workload["placement"] = sc22.workload.placement
+        workload["mpi"] = sc22.workload.mpi.model_dump()
+        out["run"] = {"warmup_us": sc22.run.warmup_us, "measure_us": sc22.run.measure_us}
+    return {**out, "workload": workload}
 
 
-def run_pair(target: str, background: str, routing: str, seed: int) -> dict[str, Any]:
-    result = simulate(experiment(target, background, routing, seed))
+def run_pair(
+    target: str, background: str, routing: str, seed: int, preset: str = SC22
+) -> dict[str, Any]:
+    result = simulate(experiment(target, background, routing, seed, preset))
     assert result.workload is not None
     rows = result.workload.jobs.to_dicts()
     t = rows[0]
@@ -67,12 +79,12 @@ def run_pair(target: str, background: str, routing: str, seed: int) -> dict[str,
     }
 
 
-def read_rows() -> list[dict[str, str]]:
-    return result_rows.read_rows(RESULTS)
+def read_rows(path: Path = RESULTS) -> list[dict[str, str]]:
+    return result_rows.read_rows(path)
 
 
-def write_rows(done: list[dict[str, Any]]) -> None:
-    result_rows.write_rows(RESULTS, COLUMNS, done)
+def write_rows(done: list[dict[str, Any]], path: Path = RESULTS) -> None:
+    result_rows.write_rows(path, COLUMNS, done)
 
 
 def interference(rows: list[dict[str, str]]) -> list[str]:
@@ -104,9 +116,11 @@ def main() -> int:
     parser.add_argument("--background", default="halo3d", help="comma list; 'none' = alone")
     parser.add_argument("--routings", default="PAR,Q-adaptive")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--preset", default=SC22, help="the network (default %(default)s)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the CSV (default %(default)s)")
     parser.add_argument("--markdown", action="store_true", help="print the table and exit")
     args = parser.parse_args()
-    rows = read_rows()
+    rows = read_rows(args.out)
     if args.markdown:
         print("\n".join(interference(rows)))
         return 0
@@ -116,9 +130,9 @@ def main() -> int:
             key = (args.target, background, routing, str(args.seed))
             if key in done:
                 continue
-            row = run_pair(args.target, background, routing, args.seed)
+            row = run_pair(args.target, background, routing, args.seed, args.preset)
             rows.append({k: str(v) for k, v in row.items()})
-            write_rows(rows)
+            write_rows(rows, args.out)
             print(row, file=sys.stderr, flush=True)
     print("\n".join(interference(rows)))
     return 0

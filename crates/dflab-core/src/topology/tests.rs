@@ -337,6 +337,22 @@ proptest! {
 }
 
 #[test]
+fn aurora_class_wiring_has_two_links_per_group_pair() {
+    // Aurora class: 175 groups (166 compute, 9 not) of 32 switches of 17 global ports, 2 links
+    // per group pair: 348 of a group's 544 global ports cabled, 10 or 11 per switch in round
+    // robin; every link exists once, in both directions.
+    let t = shaped(16, 32, 17, 175, 2, Arrangement::Absolute, GlobalPortOrder::RoundRobin);
+    assert_eq!((t.routers(), t.link_counts().1), (5_600, 175 * 174 / 2 * 2));
+    assert_links_symmetric(&t);
+    assert!((0..175).all(|x| (0..175).all(|y| x == y || t.gateways(x, y).len() == 2)));
+    for grp in [0, 100, 165, 174] {
+        let counts = links_per_router(&t, grp);
+        assert!(counts.iter().all(|&c| c == 10 || c == 11), "{counts:?}");
+        assert_eq!(counts.iter().sum::<usize>(), 348);
+    }
+}
+
+#[test]
 fn nics_and_compute_groups_are_checked_and_counted() {
     let cfg = |p, nics, compute| TopologyConfig {
         p,

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The real-machine study (docs/real-machines.md): six routings under uniform and ADV+1 traffic on
+# the Slingshot-class presets, and an application pair on the full Frontier-class machine. Every
+# step is resumable (the result stores and mix.py's CSV keep finished points): rerun after an
+# interruption.
+#   bash experiments/real/run.sh                       # every step: a few hours on 2 cores
+#   STEPS="small balanced" bash experiments/real/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-results/real}
+STEPS=${STEPS:-"small balanced aurora-small qlong frontier mix"}
+JOBS=${JOBS:-2}
+DFLAB=${DFLAB:-.venv/bin/dflab}
+ROUTINGS=MIN,UGALn,PAR,Q-adaptive,UGAL-LE,IMB
+
+for step in $STEPS; do
+    case $step in
+        small)  # frontier-class-small: 5 + 5 us, loads 0.1-0.8
+            "$DFLAB" sweep --preset frontier-class-small --routings $ROUTINGS --traffics ur,adv+1 \
+                --loads 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8 --seeds 1 --set run.warmup_us=5 \
+                --set run.measure_us=5 --jobs "$JOBS" --out "$OUT/small" ;;
+        balanced)  # the same switches wired as the papers' balanced dfly(4,8,4,33), 1 NIC per node
+            "$DFLAB" sweep --preset frontier-class-small --routings $ROUTINGS --traffics ur,adv+1 \
+                --loads 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8 --seeds 1 --set run.warmup_us=5 \
+                --set run.measure_us=5 --set topology.g=33 --set topology.links_per_pair=1 \
+                --set topology.global_port_order=by-router --set topology.nics_per_node=1 \
+                --jobs "$JOBS" --out "$OUT/balanced" ;;
+        aurora-small)  # aurora-class-small, as `small`
+            "$DFLAB" sweep --preset aurora-class-small --routings $ROUTINGS --traffics ur,adv+1 \
+                --loads 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8 --seeds 1 --set run.warmup_us=5 \
+                --set run.measure_us=5 --jobs "$JOBS" --out "$OUT/aurora-small" ;;
+        qlong)  # Q-adaptive after 200 us of learning, source queues of 16 packets, small presets
+            for net in frontier-class-small aurora-class-small balanced; do
+                extra=()
+                preset=$net
+                if [ "$net" = balanced ]; then
+                    preset=frontier-class-small
+                    extra=(--set topology.g=33 --set topology.links_per_pair=1
+                           --set topology.global_port_order=by-router --set topology.nics_per_node=1)
+                fi
+                "$DFLAB" sweep --preset "$preset" --routings Q-adaptive --traffics ur,adv+1 \
+                    --loads 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8 --seeds 1 --set run.warmup_us=200 \
+                    --set run.measure_us=20 --set traffic.source_queue_packets=16 "${extra[@]}" \
+                    --jobs "$JOBS" --out "$OUT/qlong-$net"
+            done ;;
+        frontier)  # the full frontier-class (37,888 NICs): 3 + 3 us, three loads per pattern
+            "$DFLAB" sweep --preset frontier-class --routings $ROUTINGS --traffics ur \
+                --loads 0.2,0.4,0.6 --seeds 1 --set run.warmup_us=3 --set run.measure_us=3 \
+                --jobs 1 --out "$OUT/frontier"
+            "$DFLAB" sweep --preset frontier-class --routings $ROUTINGS --traffics adv+1 \
+                --loads 0.1,0.2,0.3 --seeds 1 --set run.warmup_us=3 --set run.measure_us=3 \
+                --jobs 1 --out "$OUT/frontier" ;;
+        mix)  # FFT3D alone and beside Halo3D, 528 ranks each, on frontier-class
+            .venv/bin/python experiments/sc22/pairs.py --preset frontier-class \
+                --routings PAR,UGALn,IMB,Q-adaptive --out experiments/real/results/pairs-frontier.csv ;;
+        *) echo "unknown step: $step (small balanced aurora-small qlong frontier mix)" >&2; exit 2 ;;
+    esac
+done
