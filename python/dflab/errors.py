@@ -155,6 +155,14 @@ def describe_error(model: type[BaseModel], err: dict[str, Any]) -> str:
         info = _walk(model, loc)
         allowed = _range_text(info if isinstance(info, FieldInfo) else None, ctx) or err["msg"]
         return f"{name}: {show_value(value)} is out of range; allowed: {allowed}"
+    if kind in ("too_short", "too_long"):
+        info = _walk(model, loc)
+        lengths = {type(m).__name__: m for m in getattr(info, "metadata", [])}
+        low = getattr(lengths.get("MinLen"), "min_length", None)
+        high = getattr(lengths.get("MaxLen"), "max_length", None)
+        allowed = f"exactly {low} items" if low is not None and low == high else err["msg"]
+        found = ctx.get("actual_length")
+        return f"{name}: {show_value(value)} has {found} items; allowed: {allowed}"
     if kind == "finite_number":
         return f"{name}: {show_value(value)} is not allowed; allowed: a finite number"
     if kind in _TYPE_NAMES:

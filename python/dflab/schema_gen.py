@@ -92,6 +92,10 @@ def _bounds(prop: dict[str, Any]) -> list[str]:
     return out
 
 
+# Field constraints of a list and the JSON Schema keys they come from.
+LENGTHS = (("min_length", "minItems"), ("max_length", "maxItems"))
+
+
 def _types(prop: dict[str, Any]) -> set[str]:
     kind = prop.get("type")
     return set(kind) if isinstance(kind, list) else {kind} if kind else set()
@@ -122,6 +126,10 @@ def _annotation(name: str, prop: dict[str, Any]) -> tuple[str, list[str]]:
         aliases = base.get("x-aliases")
         validator = f"choice({tuple(choices)!r}{', ' + repr(aliases) if aliases else ''})"
         ann = f"Annotated[str, AfterValidator({validator})]"
+    elif kinds == {"array"} and _types(base.get("items", {})) in ({"number"}, {"integer"}):
+        # A fixed-size list of numbers (IMB's bias schedule).
+        ann = "list[int]" if _types(base["items"]) == {"integer"} else "list[Number]"
+        bounds = [f"{key}={base[json]}" for key, json in LENGTHS if json in base]
     elif kinds == {"array"}:
         ann = f"list[{NESTED.get(name, PHASE)}]"
     elif kinds == {"object"} and name in NESTED:

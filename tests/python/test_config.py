@@ -179,6 +179,14 @@ def _message(data: dict) -> str:
         ({"routing": {"algorithm": "MIN", "max_q": 99}}, "routing.max_q: 99 is out of range; "
          "allowed: 0 to 32"),
         ({"routing": {"algorithm": "MIN", "q_thld9": 1}}, "routing.q_thld9: unknown key"),
+        ({"routing": {"algorithm": "IMB", "bias_schedule": [2, 4]}},
+         "routing.bias_schedule: [2, 4] has 2 items; allowed: exactly 3 items"),
+        ({"routing": {"algorithm": "IMB", "bias_schedule": [2, "x", 4]}},
+         "routing.bias_schedule.1: 'x' has the wrong type; expected a number"),
+        ({"topology": {"nics_per_node": 3}}, "topology.nics_per_node: 3 does not divide p = 4; "
+         "allowed: a divisor of p"),
+        ({"topology": {"compute_groups": 40}}, "topology.compute_groups: 40 is out of range; "
+         "allowed: 1 to g = 33"),
     ],
 )  # fmt: skip
 def test_validation_messages_name_field_value_and_allowed(data: dict, expected: str) -> None:

@@ -52,9 +52,11 @@ def test_aurora_class_has_the_public_shape() -> None:
     assert (info["compute_nodes"], info["compute_endpoints"]) == (10_624, 84_992)
     assert info["global_links"] == 175 * 174 // 2 * 2
     assert info["taper"] == pytest.approx(AURORA_TAPER)
-    # The compute groups' links among themselves: 166 x 165 / 2 pairs x 2 links x 25 GB/s x 2
-    # directions = 1.37 PB/s (the paper's 1.38).
-    assert 166 * 165 / 2 * 2 * 25 * 2 / 1e6 == pytest.approx(1.38, rel=0.01)
+    # The compute groups' links among themselves, both directions: 1.37 PB/s (the paper's 1.38).
+    c, links = info["compute_groups"], info["links_per_pair"]
+    bw = validate(Experiment, {"preset": "aurora-class"}).network.global_bw_gbps
+    global_pbs = c * (c - 1) / 2 * links * bw * 2 / 1e6
+    assert global_pbs == pytest.approx(1.38, rel=0.01)
 
 
 def test_aurora_class_small_keeps_its_ratios() -> None:
@@ -103,3 +105,15 @@ def test_frontier_class_small_carries_uniform_traffic_below_its_global_bound() -
     assert low.accepted_load == pytest.approx(0.3, rel=0.03)
     high = simulate(validate(Experiment, {**base, "traffic": {"load": 0.8}, "run": run})).summary
     assert 0.4 < high.accepted_load <= bound + 0.01
+
+
+def test_the_imb_bias_schedule_is_set_from_python() -> None:
+    # A fixed-size list of numbers: the schedule reaches the engine and the store key.
+    base = {"preset": "frontier-class-small", "routing": {"algorithm": "IMB"}}
+    default = validate(Experiment, base)
+    minimal = validate(
+        Experiment, {**base, "routing": {"algorithm": "IMB", "bias_schedule": [2, 4, 6]}}
+    )
+    assert minimal.canonical()["routing"]["bias_schedule"] == [2.0, 4.0, 6.0]
+    assert default.canonical()["routing"]["bias_schedule"] == [0.0, 1.0, 2.0]
+    assert minimal.content_hash() != default.content_hash()
