@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The real-machine study (docs/real-machines.md): six routings under uniform and ADV+1 traffic on
 # the Slingshot-class presets, and an application pair on the full Frontier-class machine. Every
-# step is resumable (the result stores and mix.py's CSV keep finished points): rerun after an
+# step is resumable (the result stores and pairs.py's CSV keep finished points): rerun after an
 # interruption.
-#   bash experiments/real/run.sh                       # every step: a few hours on 2 cores
+#   bash experiments/real/run.sh                       # every step: about 5 hours on 2 cores
 #   STEPS="small balanced" bash experiments/real/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/real}
-STEPS=${STEPS:-"small balanced aurora-small qlong frontier mix"}
+STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier mix"}
 JOBS=${JOBS:-2}
 DFLAB=${DFLAB:-.venv/bin/dflab}
 ROUTINGS=MIN,UGALn,PAR,Q-adaptive,UGAL-LE,IMB
@@ -43,16 +43,22 @@ for step in $STEPS; do
                     --set run.measure_us=20 --set traffic.source_queue_packets=16 "${extra[@]}" \
                     --jobs "$JOBS" --out "$OUT/qlong-$net"
             done ;;
-        frontier)  # the full frontier-class (37,888 NICs): 3 + 3 us, three loads per pattern
-            "$DFLAB" sweep --preset frontier-class --routings $ROUTINGS --traffics ur \
-                --loads 0.2,0.4,0.6 --seeds 1 --set run.warmup_us=3 --set run.measure_us=3 \
-                --jobs 1 --out "$OUT/frontier"
-            "$DFLAB" sweep --preset frontier-class --routings $ROUTINGS --traffics adv+1 \
-                --loads 0.1,0.2,0.3 --seeds 1 --set run.warmup_us=3 --set run.measure_us=3 \
-                --jobs 1 --out "$OUT/frontier" ;;
+        imb)  # IMB's bias schedule on frontier-class-small ([0, 1, 2] is the default)
+            "$DFLAB" sweep --preset frontier-class-small --routings IMB --traffics ur,adv+1 \
+                --loads 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8 --seeds 1 --set run.warmup_us=5 \
+                --set run.measure_us=5 \
+                --axis 'routing.bias_schedule=[[0,0,0],[-1,1,2],[0,1,2],[0,2,4],[2,4,6],[4,8,16]]' \
+                --jobs "$JOBS" --out "$OUT/imb-schedule" ;;
+        frontier)  # the full frontier-class (37,888 NICs): 10 + 5 us, three loads per pattern
+            for spec in "ur 0.2,0.4,0.6" "adv+1 0.1,0.2,0.3"; do
+                set -- $spec
+                "$DFLAB" sweep --preset frontier-class --routings $ROUTINGS --traffics "$1" \
+                    --loads "$2" --seeds 1 --set run.warmup_us=10 --set run.measure_us=5 \
+                    --jobs 1 --out "$OUT/frontier-10us"
+            done ;;
         mix)  # FFT3D alone and beside Halo3D, 528 ranks each, on frontier-class
             .venv/bin/python experiments/sc22/pairs.py --preset frontier-class \
-                --routings PAR,UGALn,IMB,Q-adaptive --out experiments/real/results/pairs-frontier.csv ;;
-        *) echo "unknown step: $step (small balanced aurora-small qlong frontier mix)" >&2; exit 2 ;;
+                --routings PAR,IMB,Q-adaptive --out experiments/real/results/pairs-frontier.csv ;;
+        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier mix)" >&2; exit 2 ;;
     esac
 done

@@ -214,7 +214,8 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
-    /// Checks that involve the network (the motifs check their own parameters when built).
+    /// Checks that involve the network (the motifs check their own parameters when built);
+    /// `nodes` counts the compute NICs (endpoints), each of which takes one rank.
     pub fn check(&self, nodes: usize) -> Result<()> {
         if self.jobs.is_empty() {
             return Err(Error::config("workload.jobs", "is empty; allowed: at least one job"));
@@ -223,7 +224,10 @@ impl WorkloadConfig {
         if ranks > nodes as u64 {
             return Err(Error::config(
                 "workload.jobs",
-                format!("the jobs have {ranks} ranks in all and the network {nodes} nodes; allowed: at most {nodes}"),
+                format!(
+                    "the jobs have {ranks} ranks in all and the network {nodes} compute NICs (a rank per NIC); \
+                     allowed: at most {nodes}"
+                ),
             ));
         }
         let mut rows = 0u64;
