@@ -13,6 +13,8 @@ from pathlib import Path
 import matplotlib
 import polars as pl
 
+from dflab.store import load_results
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
@@ -32,7 +34,10 @@ SMALL = (
 
 
 def _summary(out: Path, store: str) -> pl.DataFrame:
-    return pl.read_csv(out / store / "summary.csv")
+    """Every finished point of a store (also of a sweep still running or stopped)."""
+    if not (out / store / "points").is_dir():
+        raise FileNotFoundError(out / store)
+    return load_results(out / store)
 
 
 def _cell(df: pl.DataFrame, routing: str, traffic: str) -> tuple[str, str]:
@@ -76,6 +81,30 @@ def by_load(df: pl.DataFrame, title: str) -> list[str]:
                 f"{row['latency_mean_ns']:,.0f} / {row['latency_p99_ns']:,.0f} | "
                 f"{row['hops_mean']:.2f} | {row['minimal_fraction']:.2f} |"
             )
+    return lines
+
+
+def compact(df: pl.DataFrame) -> list[str]:
+    """One row per routing: accepted load (mean latency, ns) at each load of each pattern."""
+    cols = [
+        (t, load)
+        for t in ("ur", "adv+1")
+        for load in sorted(df.filter(pl.col("traffic") == t)["load"].unique())
+    ]
+    head = " | ".join(f"{t.upper()} {load}" for t, load in cols)
+    lines = [f"| routing | {head} |", "|---|" + "---|" * len(cols)]
+    for r in ROUTINGS:
+        cells = []
+        for t, load in cols:
+            d = df.filter(
+                (pl.col("routing") == r) & (pl.col("traffic") == t) & (pl.col("load") == load)
+            )
+            cells.append(
+                "—"
+                if d.is_empty()
+                else f"{d['accepted_load'][0]:.3f} ({d['latency_mean_ns'][0]:,.0f})"
+            )
+        lines.append(f"| {r} | {' | '.join(cells)} |")
     return lines
 
 
@@ -151,7 +180,11 @@ def main() -> int:
             ],
         ),
         ("IMB's bias schedule", lambda: imb_schedules(args.out)),
-        ("frontier-class", lambda: by_load(_summary(args.out, "frontier-10us"), "routing")),
+        ("frontier-class", lambda: compact(_summary(args.out, "frontier-10us"))),
+        (
+            "frontier-class, every column",
+            lambda: by_load(_summary(args.out, "frontier-10us"), "routing"),
+        ),
     ]
     for title, table in sections:
         print(f"### {title}\n")
