@@ -24,7 +24,8 @@ for step in $STEPS; do
         transients)  # Figs. 8-10
             preset=acor-1056
             [ -n "$SIZE" ] && preset=acor-5256
-            .venv/bin/python experiments/acor/transients.py --preset "$preset" --out "$OUT" ;;
+            .venv/bin/python experiments/acor/transients.py --preset "$preset" --out "$OUT" \
+                --hi 100,250,500,1000,2000 ;;
         *) echo "unknown step: $step (fig4 fig5 fig7 fig11-fig16, transients)" >&2; exit 2 ;;
     esac
 done

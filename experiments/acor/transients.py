@@ -1,15 +1,16 @@
 """JPDC'19 Figs. 9-10 (ACOR transients) and Fig. 8 (per-switch accepted load), one command.
 
     .venv/bin/python experiments/acor/transients.py [--preset acor-5256] [--seeds 10]
-        [--out results/acor] [--only transients|fairness]
+        [--out results/acor] [--only transients|fairness] [--hi 100,500,2000]
 
 Figs. 9-10: ADV+h, the load steps from 5 % to 25 % (and from 25 % to 5 %) at t = 0, after a
 warm-up of 10 µs at the first load; mean latency of the packets delivered in each 100 ns window
-(mean over the seeds, weighted by packets) for ACOR-Switch 3L with HI = 500 ns and the VAL
-policies CRG-Gr, CRG-Sw and RRG-Sw; and the level of every switch of group 0 against time
-(ACOR's `acor_level` trace, seed 1). Printed: when the latency settles (the first window from
-which the 300 ns moving average stays within 10 % of its level over the last 2 µs), when the
-first and the last switch of group 0 change level.
+(mean over the seeds, weighted by packets) for ACOR-Switch 3L with each hysteresis interval of
+`--hi` (Table 3's 500 ns by default) and the VAL policies CRG-Gr, CRG-Sw and RRG-Sw; and the
+level of every switch of group 0 against time (ACOR's `acor_level` trace, seed 1). Printed:
+when the latency settles (the first window from which the 300 ns moving average stays within
+10 % of its level over the last 2 µs) and its peak after the step, when the first and the last
+switch of group 0 change level.
 
 Fig. 8: ADVc at 0.5, accepted load of each switch of group 0 (flits delivered by the router
 where they entered, `accepted_flits_by_source_router`, per node and ns) for the VAL policies and
@@ -109,7 +110,14 @@ def settles_at(curve: list[tuple[float, float]]) -> float | None:
 
 
 def transients(args: argparse.Namespace) -> None:
-    lines = {"ACOR-Switch 3L": {"algorithm": "ACOR"}}
+    # ACOR-Switch 3L at each hysteresis interval (Fig. 9's series; 500 ns is Table 3's).
+    lines = {
+        ("ACOR-Switch 3L" if hi == 500 else f"ACOR-Switch 3L HI {hi:g} ns"): {
+            "algorithm": "ACOR",
+            **({} if hi == 500 else {"hi_ns": hi}),
+        }
+        for hi in args.hi
+    }
     lines.update({f"VAL {p}": {"algorithm": "VAL", "policy": p} for p in VAL_POLICIES})
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex="col")
     for col, (before, after) in enumerate([(0.05, 0.25), (0.25, 0.05)]):
@@ -125,11 +133,15 @@ def transients(args: argparse.Namespace) -> None:
             ]
             curve = latency_curve(runs)
             ax.plot([t for t, _ in curve], [v for _, v in curve], label=label, lw=1)
+            peak = max((v for t, v in curve if t >= 0), default=float("nan"))
             print(
-                f"ADV+h {before} -> {after}, {label}: settles {settles_at(curve)} ns after the step"
+                f"ADV+h {before} -> {after}, {label}: settles {settles_at(curve)} ns after the"
+                f" step, peak {peak:.0f} ns"
             )
             if label.startswith("ACOR"):
-                levels(axes[1][col], runs[0], args)
+                # Fig. 10 draws the switches at Table 3's interval; the others are printed.
+                ax_levels = axes[1][col] if label == "ACOR-Switch 3L" else None
+                levels(ax_levels, runs, args, rising=after > before)
         ax.set_title(f"ADV+h, load {before:.0%} -> {after:.0%} at t = 0")
         ax.set_ylabel("mean latency (ns)")
         ax.legend(fontsize=8)
@@ -139,35 +151,50 @@ def transients(args: argparse.Namespace) -> None:
     fig.savefig(args.out / "fig9_fig10_transients.png", dpi=110)
 
 
-def levels(ax, run: dict, args: argparse.Namespace) -> None:
-    """The level of each switch of group 0 against time (Fig. 10), and when they changed."""
-    a = {"acor-5256": 12, "acor-1056": 8, "acor-16512": 16}[args.preset]
+def switch_changes(run: dict, a: int) -> tuple[list[float], list[float]]:
+    """Per switch of group 0 (the first `a` routers): when it was first above level 1 after the
+    step, and when it was last back at level 1 for good (ns after the step; 0 for a switch
+    already there at the step; switches that never were are left out)."""
     changes = [c for c in run["traces"].get("acor_level", []) if c[1] < a]
-    for router in range(a):
-        pts = [(-2000.0, 1)]
-        for t, r, v in changes:
-            if r == router:
-                pts.append(((t / 1000.0 - WARMUP_US) * 1000.0, v))
-        pts.append((AFTER_US * 1000.0, pts[-1][1]))
-        ax.step([t for t, _ in pts], [v + 0.03 * router for _, v in pts], where="post", lw=0.8)
-    # Per switch: when it first left level 1 after the step, and when it last returned to 1.
     ups, downs = [], []
     for router in range(a):
         mine = [((t / 1000.0 - WARMUP_US) * 1000.0, v) for t, r, v in changes if r == router]
-        mine = [(t, v) for t, v in mine if t >= 0]
-        if up := next((t for t, v in mine if v >= 2), None):
+        at_step = ([1] + [v for t, v in mine if t < 0])[-1]
+        mine = [(0.0, at_step)] + [(t, v) for t, v in mine if t >= 0]
+        if (up := next((t for t, v in mine if v >= 2), None)) is not None:
             ups.append(up)
-        if mine and mine[-1][1] == 1:
+        if mine[-1][1] == 1:
             downs.append(mine[-1][0])
-    if ups:
-        print(
-            f"  group 0: {len(ups)} of {a} switches up, the last {max(ups):.0f} ns after the step"
-        )
-    if downs:
-        print(
-            f"  group 0: {len(downs)} of {a} back at level 1, the last {max(downs):.0f} ns after it"
-        )
-    ax.set_ylabel("ACOR level, switches of group 0")
+    return ups, downs
+
+
+def levels(ax, runs: list[dict], args: argparse.Namespace, rising: bool) -> None:
+    """The level of each switch of group 0 against time in the first seed (Fig. 10, drawn on
+    `ax` unless it is None), and over the seeds when the last switch changed (left level 1
+    after a `rising` step, came back to it after a falling one)."""
+    a = {"acor-5256": 12, "acor-1056": 8, "acor-16512": 16}[args.preset]
+    changes = [c for c in runs[0]["traces"].get("acor_level", []) if c[1] < a]
+    for router in range(a if ax is not None else 0):
+        mine = [((t / 1000.0 - WARMUP_US) * 1000.0, v) for t, r, v in changes if r == router]
+        before = [v for t, v in mine if t < -2000.0]  # the level when the plot starts
+        pts = [(-2000.0, before[-1] if before else 1)] + [(t, v) for t, v in mine if t >= -2000.0]
+        pts.append((AFTER_US * 1000.0, pts[-1][1]))
+        ax.step([t for t, _ in pts], [v + 0.03 * router for _, v in pts], where="post", lw=0.8)
+    # After a rise, when the switches left level 1; after a fall, when they were back at 1.
+    kind, index = ("up", 0) if rising else ("back at level 1", 1)
+    per_seed = [switch_changes(run, a)[index] for run in runs]
+    lasts = sorted(max(ts) for ts in per_seed if len(ts) == a)
+    if any(per_seed):
+        whole = f"in {len(lasts)} of {len(runs)} seeds"
+        if lasts:
+            whole += (
+                f", the last switch {lasts[len(lasts) // 2]:.0f} ns after the step (median;"
+                f" {lasts[0]:.0f}-{lasts[-1]:.0f})"
+            )
+        first = per_seed[0]
+        print(f"  group 0: all {a} switches {kind} {whole}; seed 1: {len(first)} of {a}")
+    if ax is not None:
+        ax.set_ylabel("ACOR level, switches of group 0")
 
 
 def fairness(args: argparse.Namespace) -> None:
@@ -209,7 +236,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--out", type=Path, default=Path("results/acor"))
     ap.add_argument("--only", choices=["transients", "fairness"])
+    ap.add_argument(
+        "--hi",
+        type=lambda v: [float(x) for x in v.split(",")],
+        default=[500.0],
+        help="ACOR-Switch hysteresis intervals in ns, comma-separated (Fig. 9; default 500)",
+    )
     args = ap.parse_args(argv)
+    if any(hi <= 0 for hi in args.hi):
+        ap.error("--hi: every hysteresis interval must be > 0 ns")
     args.out = args.out / args.preset
     args.out.mkdir(parents=True, exist_ok=True)
     if args.only != "fairness":
