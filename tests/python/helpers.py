@@ -1,7 +1,9 @@
-"""Test helpers: the CLI in a subprocess, tiny experiments, engine availability, executors."""
+"""Test helpers: the CLI in a subprocess, tiny experiments, engine availability, executors,
+the experiment scripts as modules."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -14,6 +16,16 @@ import pytest
 from dflab import engine
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def load_experiment(relative: str, name: str) -> Any:
+    """The experiment script at `relative` (from the repository root) as a module `name`."""
+    spec = importlib.util.spec_from_file_location(name, REPO / relative)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 # Tests that need the compiled engine are skipped only when `_core.simulate` is missing.
 requires_engine = pytest.mark.skipif(

@@ -3,20 +3,13 @@ step and when the latency settles, on constructed traces and series."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "acor" / "transients.py"
+from helpers import load_experiment
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("acor_transients", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("experiments/acor/transients.py", "acor_transients")
 
 
 def trace(changes: list[tuple[float, int, int]]) -> dict:

@@ -3,20 +3,15 @@ paper's saturation loads it marks, read from the campaign files."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import polars as pl
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "ics24" / "curves.py"
+from helpers import load_experiment
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("ics24_curves", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("experiments/ics24/curves.py", "ics24_curves")
 
 
 def test_sweeps_map_to_the_papers_figures_with_their_saturation_loads() -> None:
