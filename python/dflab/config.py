@@ -73,6 +73,8 @@ LATER_DEFAULTS: dict[str, Any] = {
     "run.steady_windows": 5,
     "run.steady_tolerance": 0.05,
     "workload.mpi.rendezvous_recv_pin": False,
+    "workload.mpi.nic_control_stream": False,
+    "workload.mpi.nic_staged_packets": 130,
     "routing.reevaluate": False,
     "topology.global_port_order": "by-router",
     "topology.nics_per_node": 1,

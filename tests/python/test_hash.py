@@ -235,6 +235,23 @@ def test_receive_pinning_is_a_later_key() -> None:
     assert on.content_hash() != off.content_hash()
 
 
+def test_the_nic_control_stream_is_a_later_key() -> None:
+    # workload.mpi.nic_control_stream and nic_staged_packets came after the hash schema: off
+    # (the engine before them) keeps a stored workload point's key, whatever the staged packets
+    # say then (they act only on the stream); on is another simulation per staged count.
+    def mpi(**keys: Any) -> Experiment:
+        return validate(Experiment, {"preset": "sc22-1056", "workload": {"mpi": keys}})
+
+    before = mpi()
+    assert before.canonical()["workload"]["mpi"]["nic_control_stream"] is False
+    stored = without_later_defaults(before.canonical())["workload"]["mpi"]
+    assert "nic_control_stream" not in stored and "nic_staged_packets" not in stored
+    assert mpi(nic_staged_packets=7).content_hash() == before.content_hash()
+    on = mpi(nic_control_stream=True)
+    assert on.content_hash() != before.content_hash()
+    assert mpi(nic_control_stream=True, nic_staged_packets=7).content_hash() != on.content_hash()
+
+
 def test_pb_reevaluation_is_a_later_key_that_only_plain_pb_hashes() -> None:
     # routing.reevaluate came after the hash schema: false (PB deciding once, the engine before
     # it) keeps the key of a stored plain PB point; true, the default (FOGSim's SRC_ADP), is

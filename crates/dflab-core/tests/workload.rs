@@ -544,3 +544,46 @@ fn every_mpi_call_pays_its_entry_and_return() {
     assert_eq!(stop(&rep, 0), down + CALL);
     assert_eq!(stop(&rep, 1), down + timed(&plain, &[(down, 0, 1)])[0] + ARRIVE + MATCH + CALL);
 }
+
+/// `nic_control_stream`: node 71 streams 400 packets to rank 1 when rank 0's request to send
+/// reaches it. In the NIC's one FIFO its clear to send waits for the rest of that stream; on
+/// the control stream it waits for `nic_staged_packets` of them, and the stream to rank 1
+/// waits for the clear to send.
+#[test]
+fn a_clear_to_send_on_the_control_stream_overtakes_all_but_the_staged_packets() {
+    let run = |stream: Option<u32>| {
+        let mut e = with_jobs(
+            net(),
+            vec![pair_job(json!([
+                { "rank": 71, "op": "isend", "peer": 1, "bytes": 400 * 512 },
+                { "rank": 71, "op": "irecv", "peer": 0 },
+                { "rank": 71, "op": "waitall" },
+                { "rank": 1, "op": "recv", "peer": 71 },
+                { "rank": 0, "op": "compute", "ns": 2000 },
+                { "rank": 0, "op": "send", "peer": 71, "bytes": 40 * 512 },
+            ]))],
+        );
+        if let Some(staged) = stream {
+            let m = &mut e.workload.as_mut().unwrap().mpi;
+            (m.nic_control_stream, m.nic_staged_packets) = (true, staged);
+        }
+        let rep = report(&e);
+        (stop(&rep, 0), stop(&rep, 1))
+    };
+    let fifo = run(None);
+    // Staging more than the stream holds is the FIFO, to the picosecond.
+    assert_eq!(run(Some(1_000_000)), fifo);
+    let at: Vec<_> = [0, 10, 100].into_iter().map(|k| run(Some(k))).collect();
+    // Each staged packet delays rank 0's send by one of the stream's packet-times (153.6 ns
+    // here: the 20-flit buffers' credits pace the stream below the link's 128 ns).
+    let packet = (at[2].0 - at[1].0) / 90;
+    assert_eq!(packet, 153_600);
+    assert_eq!(at[1].0 - at[0].0, 10 * packet);
+    // Overtaking most of the stream: rank 0's send ends far sooner than behind all of it.
+    assert!(fifo.0 > at[2].0 + 100 * packet, "{fifo:?} {at:?}");
+    // The stream to rank 1 gives way to the clear to send (256 ns here), wherever it
+    // overtakes.
+    for a in &at {
+        assert_eq!(a.1 - fifo.1, 256_000, "{at:?}");
+    }
+}

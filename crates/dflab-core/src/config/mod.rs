@@ -490,6 +490,10 @@ impl Experiment {
                 job.params =
                     crate::workload::motifs::canonical_params(&job.motif, &job.params, &format!("workload.jobs[{i}]"))?;
             }
+            // The staged packets act only on the control stream.
+            if !w.mpi.nic_control_stream {
+                w.mpi.nic_staged_packets = crate::config::workload::MpiConfig::default().nic_staged_packets;
+            }
         }
         // A class's buffer written out as the common size is the common size.
         let n = &mut c.network;

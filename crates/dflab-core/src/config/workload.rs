@@ -113,6 +113,16 @@ pub struct MpiConfig {
     /// started).
     #[schemars(range(min = 1, max = 1024))]
     pub nic_window_packets: u32,
+    /// A rendezvous clear to send (Firefly's get request) leaves on the NIC's second send
+    /// stream, Firefly's control machine: it waits for at most `nic_staged_packets` packets of
+    /// the messages already in the NIC, not for the rest of them. False (the default): it
+    /// queues behind every message its NIC started before it, as the others do.
+    pub nic_control_stream: bool,
+    /// With `nic_control_stream`: the data packets a NIC has staged ahead of a new control
+    /// message, which go first (Firefly: its send machine's `maxSendMachineQsize` of 100 in
+    /// the SC'22 platform plus the link control's 30-packet output buffer).
+    #[schemars(range(max = 1_000_000))]
+    pub nic_staged_packets: u32,
     /// Host time to copy an eager send's payload before the NIC sees it, ps per byte (the
     /// SC'22 toolkit's Firefly: 344, `txMemcpyMod`; 0 leaves it out).
     #[schemars(range(min = 0.0, max = 1.0e6))]
@@ -154,6 +164,8 @@ impl Default for MpiConfig {
             nic2host_ns: 5.0,
             match_ns: 15.0,
             nic_window_packets: 2,
+            nic_control_stream: false,
+            nic_staged_packets: 130,
             eager_copy_ps_per_byte: 344.0,
             rendezvous_pin_ns: 300.0,
             rendezvous_pin_ns_per_page: 10.0,

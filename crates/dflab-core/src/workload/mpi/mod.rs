@@ -15,7 +15,9 @@
 //!   messages became whole, with the first posted receive (`match_ns`), or keeps it as
 //!   unexpected until one is posted (`rx_setup_ns + match_ns` after the post).
 //! * **The NIC** sends its messages' packets in the order the messages were started, keeping
-//!   at most `nic_window_packets` in the network's source queue.
+//!   at most `nic_window_packets` in the network's source queue. With `nic_control_stream` a
+//!   clear to send takes Firefly's second send stream (its control machine, which carries the
+//!   get requests): it goes after at most `nic_staged_packets` more packets of the others.
 //! * **Collectives** are point-to-point programs ([`collective`]).
 //! * **A message to oneself** is a local copy: it completes after the send's setup delays
 //!   without touching the network.
@@ -30,8 +32,10 @@
 //!
 //! ⚠ Deviations from SST (options where they matter, see docs/workloads.md): Firefly's
 //! rendezvous is a receiver-driven RDMA get, modelled here as clear-to-send then data (the
-//! same messages and directions); the NIC's several send streams are one FIFO; message
-//! matching is by arrival order of whole messages, not by the first packet.
+//! same messages and directions); Firefly's NIC has a data stream (every message but the get
+//! request, in order, as here) and a control stream for the get requests, which is one FIFO
+//! here unless `nic_control_stream` is set; message matching is by arrival order of whole
+//! messages, not by the first packet.
 //!
 //! Per job the layer records the SC'22 metrics ([`metrics`]).
 
@@ -94,6 +98,9 @@ struct Protocol {
     arrive: Time,
     match_: Time,
     window: u32,
+    /// `nic_control_stream`, and the packets staged ahead of a control message.
+    control_stream: bool,
+    staged: u64,
     packet_bytes: u64,
     flit_bytes: u64,
     /// Eager copy, ps per byte; rendezvous pinning, ps and ps per 4 KiB page; acknowledged
@@ -126,6 +133,12 @@ pub struct Mpi {
     free_msgs: Vec<u32>,
     /// Per node, the messages its NIC is sending (front first).
     nic: Vec<VecDeque<u32>>,
+    /// Per node, its NIC's control stream (`nic_control_stream`): clears to send, each with
+    /// the count of `nic` packets sent after which it goes.
+    ctl: Vec<VecDeque<(u32, u64)>>,
+    /// Per node, the packets of `nic` sent so far and those still to send.
+    sent: Vec<u64>,
+    unsent: Vec<u64>,
     p: Protocol,
     stats: Vec<JobStats>,
     rows: Vec<IterationRow>,
@@ -164,6 +177,9 @@ impl Mpi {
             msgs: Vec::new(),
             free_msgs: Vec::new(),
             nic: vec![VecDeque::new(); topo.nodes()],
+            ctl: vec![VecDeque::new(); topo.nodes()],
+            sent: vec![0; topo.nodes()],
+            unsent: vec![0; topo.nodes()],
             p: protocol(w, n.flit_bytes as u64, n.packet_flits as u64),
             stats,
             rows: Vec::new(),
@@ -186,6 +202,8 @@ fn protocol(w: &WorkloadConfig, flit_bytes: u64, packet_flits: u64) -> Protocol 
         arrive: ns_to_ps(m.nic_rx_match_ns + m.nic2host_ns),
         match_: ns_to_ps(m.match_ns),
         window: m.nic_window_packets,
+        control_stream: m.nic_control_stream,
+        staged: m.nic_staged_packets as u64,
         packet_bytes: flit_bytes * packet_flits,
         flit_bytes,
         copy_per_byte: m.eager_copy_ps_per_byte,

@@ -383,9 +383,16 @@ impl Mpi {
         let packets = wire.div_ceil(self.p.packet_bytes).max(1) as u32;
         let msg = &mut self.msgs[m as usize];
         (msg.wire_left, msg.to_deliver) = (wire.max(1), packets);
-        let node = self.ranks[from as usize].node;
+        let (node, q) = (self.ranks[from as usize].node, self.ranks[from as usize].node as usize);
         debug_assert_ne!(node, self.ranks[to as usize].node);
-        self.nic[node as usize].push_back(m);
+        if self.p.control_stream && self.msgs[m as usize].phase == Phase::Cts {
+            // Behind the packets the data stream has staged, ahead of the rest.
+            let after = self.sent[q] + self.unsent[q].min(self.p.staged);
+            self.ctl[q].push_back((m, after));
+        } else {
+            self.nic[q].push_back(m);
+            self.unsent[q] += packets as u64;
+        }
         self.pump(cx, node);
     }
 
@@ -397,19 +404,22 @@ impl Mpi {
         self.complete(cx, src, blocking);
     }
 
-    /// Node `node`'s NIC fills its source queue from its messages.
+    /// Node `node`'s NIC fills its source queue from its messages: the control stream's head
+    /// once the packets staged ahead of it are sent, else the data stream's.
     fn pump(&mut self, cx: &mut WorkloadCtx, node: u32) {
         let q = node as usize;
         while cx.queued(node) < self.p.window {
+            if let Some(&(m, after)) = self.ctl[q].front() {
+                if self.sent[q] >= after || self.nic[q].is_empty() {
+                    if self.emit(cx, node, m) {
+                        self.ctl[q].pop_front();
+                    }
+                    continue;
+                }
+            }
             let Some(&m) = self.nic[q].front() else { return };
-            let (_, to) = self.ends(m);
-            let dst_node = self.ranks[to as usize].node;
-            let msg = &mut self.msgs[m as usize];
-            let bytes = msg.wire_left.min(self.p.packet_bytes);
-            msg.wire_left -= bytes;
-            let flits = bytes.div_ceil(self.p.flit_bytes).max(1) as u16;
-            cx.send(node, dst_node, flits, m);
-            if msg.wire_left == 0 {
+            (self.sent[q], self.unsent[q]) = (self.sent[q] + 1, self.unsent[q] - 1);
+            if self.emit(cx, node, m) {
                 self.nic[q].pop_front();
                 let msg = &self.msgs[m as usize];
                 if msg.phase == Phase::Eager || (msg.phase == Phase::Data && !self.p.ack) {
@@ -418,9 +428,22 @@ impl Mpi {
                 }
             }
         }
-        if !self.nic[q].is_empty() {
+        if !self.nic[q].is_empty() || !self.ctl[q].is_empty() {
             cx.notify_when_space(node);
         }
+    }
+
+    /// The next packet of the current phase of `m` enters `node`'s source queue; whether it
+    /// was the last one.
+    fn emit(&mut self, cx: &mut WorkloadCtx, node: u32, m: u32) -> bool {
+        let (_, to) = self.ends(m);
+        let dst_node = self.ranks[to as usize].node;
+        let msg = &mut self.msgs[m as usize];
+        let bytes = msg.wire_left.min(self.p.packet_bytes);
+        msg.wire_left -= bytes;
+        let flits = bytes.div_ceil(self.p.flit_bytes).max(1) as u16;
+        cx.send(node, dst_node, flits, m);
+        msg.wire_left == 0
     }
 
     /// The current phase of `m` is whole at its receiver's host.
