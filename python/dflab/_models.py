@@ -189,6 +189,8 @@ class Mpi(Section):
     rendezvous_pin_ns: Number = Field(300.0, ge=0.0, le=1000000.0, description="Host time to pin a rendezvous send's buffer before its request to send, ns (the toolkit: 300), plus `rendezvous_pin_ns_per_page` per 4 KiB page (the toolkit: 10).")
     rendezvous_pin_ns_per_page: Number = Field(10.0, ge=0.0, le=1000000.0, description='')
     rendezvous_recv_pin: bool = Field(True, description="A receive of more than `eager_limit_bytes` (its posted size) is posted only after its buffer is pinned, at the send side's cost (`rendezvous_pin_ns` + `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once (the default). False: receives are posted at once.")
+    rendezvous_recv_pin_blocks: bool = Field(False, description="With `rendezvous_recv_pin`: an `irecv` above the eager limit returns to the program only once its buffer is pinned, as Firefly's does (`processRecv_0`). False (the default): it returns at once.")
+    rendezvous_recv_unpin: bool = Field(False, description="A rendezvous receive's buffer is unpinned, at the cost of its pinning, before the call that waits for it returns, as Firefly's wait does (`processWaitCtx`; a rank's unpins follow one another). False (the default): receives are not unpinned.")
     rx_setup_ns: Number = Field(10.0, ge=0.0, le=1000000.0, description='Host time to post a receive (Hermes rx setup), ns.')
     tx_setup_ns: Number = Field(13.0, ge=0.0, le=1000000.0, description='Host time to start a send (Hermes tx setup), ns.')
 

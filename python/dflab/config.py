@@ -73,6 +73,8 @@ LATER_DEFAULTS: dict[str, Any] = {
     "run.steady_windows": 5,
     "run.steady_tolerance": 0.05,
     "workload.mpi.rendezvous_recv_pin": False,
+    "workload.mpi.rendezvous_recv_pin_blocks": False,
+    "workload.mpi.rendezvous_recv_unpin": False,
     "workload.mpi.nic_control_stream": False,
     "workload.mpi.nic_staged_packets": 130,
     "routing.reevaluate": False,

@@ -252,6 +252,16 @@ def test_the_nic_control_stream_is_a_later_key() -> None:
     assert mpi(nic_control_stream=True, nic_staged_packets=7).content_hash() != on.content_hash()
 
 
+def test_fireflys_receive_pin_and_unpin_are_later_keys() -> None:
+    # Off, as before them, they keep a stored workload point's key; on is another simulation.
+    base = validate(Experiment, {"preset": "sc22-1056"})
+    for key in ("rendezvous_recv_pin_blocks", "rendezvous_recv_unpin"):
+        assert base.canonical()["workload"]["mpi"][key] is False
+        assert key not in without_later_defaults(base.canonical())["workload"]["mpi"]
+        on = validate(Experiment, {"preset": "sc22-1056", "workload": {"mpi": {key: True}}})
+        assert on.content_hash() != base.content_hash(), key
+
+
 def test_pb_reevaluation_is_a_later_key_that_only_plain_pb_hashes() -> None:
     # routing.reevaluate came after the hash schema: false (PB deciding once, the engine before
     # it) keeps the key of a stored plain PB point; true, the default (FOGSim's SRC_ADP), is

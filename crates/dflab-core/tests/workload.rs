@@ -587,3 +587,37 @@ fn a_clear_to_send_on_the_control_stream_overtakes_all_but_the_staged_packets() 
         assert_eq!(a.1 - fifo.1, 256_000, "{at:?}");
     }
 }
+
+/// Firefly's other receive-side rendezvous costs, each an option: an `irecv` above the eager
+/// limit holds its rank while its buffer is pinned (`rendezvous_recv_pin_blocks`), and a
+/// completed rendezvous receive is unpinned, at the pinning's cost, before its wait returns
+/// (`rendezvous_recv_unpin`). Each shifts what follows by exactly the pinning (5 pages: 350 ns).
+#[test]
+fn firefly_receive_pin_blocks_and_unpin_cost_exactly_the_pinning() {
+    let run = |blocks: bool, unpin: bool| {
+        let mut e = with_jobs(
+            net(),
+            vec![pair_job(json!([
+                { "rank": 0, "op": "send", "peer": 71, "bytes": 40 * 512 },
+                { "rank": 71, "op": "irecv", "peer": 0, "bytes": 40 * 512 },
+                { "rank": 71, "op": "send", "peer": 1, "bytes": 512 },
+                { "rank": 71, "op": "waitall" },
+                { "rank": 1, "op": "recv", "peer": 71 },
+            ]))],
+        );
+        let m = &mut e.workload.as_mut().unwrap().mpi;
+        (m.rendezvous_pin_ns, m.rendezvous_pin_ns_per_page, m.rendezvous_recv_pin) = (300.0, 10.0, true);
+        (m.rendezvous_recv_pin_blocks, m.rendezvous_recv_unpin) = (blocks, unpin);
+        let rep = report(&e);
+        (stop(&rep, 71), stop(&rep, 1))
+    };
+    let pin: Time = 350 * NS;
+    let base = run(false, false);
+    // The eager send to rank 1 leaves a pinning later; the rendezvous is not held up (its
+    // receive was pinned before the request to send came), so rank 71's wait ends as before.
+    let blocks = run(true, false);
+    assert_eq!((blocks.0, blocks.1), (base.0, base.1 + pin));
+    // Unpinning delays the end of rank 71's wait by the pinning, nothing else.
+    assert_eq!(run(false, true), (base.0 + pin, base.1));
+    assert_eq!(run(true, true), (base.0 + pin, base.1 + pin));
+}

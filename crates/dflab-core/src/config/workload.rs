@@ -138,6 +138,14 @@ pub struct MpiConfig {
     /// `rendezvous_pin_ns_per_page` per page), as Firefly does; the program goes on at once
     /// (the default). False: receives are posted at once.
     pub rendezvous_recv_pin: bool,
+    /// With `rendezvous_recv_pin`: an `irecv` above the eager limit returns to the program
+    /// only once its buffer is pinned, as Firefly's does (`processRecv_0`). False (the
+    /// default): it returns at once.
+    pub rendezvous_recv_pin_blocks: bool,
+    /// A rendezvous receive's buffer is unpinned, at the cost of its pinning, before the call
+    /// that waits for it returns, as Firefly's wait does (`processWaitCtx`; a rank's unpins
+    /// follow one another). False (the default): receives are not unpinned.
+    pub rendezvous_recv_unpin: bool,
     /// A rendezvous send completes when the receiver's acknowledgement (a `header_bytes`
     /// message sent when the data is in) arrives, as Firefly's does; false: when its last
     /// data packet is in the source queue.
@@ -170,6 +178,8 @@ impl Default for MpiConfig {
             rendezvous_pin_ns: 300.0,
             rendezvous_pin_ns_per_page: 10.0,
             rendezvous_recv_pin: true,
+            rendezvous_recv_pin_blocks: false,
+            rendezvous_recv_unpin: false,
             rendezvous_ack: true,
             call_enter_ns: 30.0,
             call_return_ns: 30.0,

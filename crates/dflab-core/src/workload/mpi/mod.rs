@@ -28,7 +28,10 @@
 //!   that complete on the receiver's acknowledgement (`rendezvous_ack`), and every MPI call's
 //!   entry and return (`call_enter_ns` before the call takes effect, `call_return_ns` after it
 //!   completes, before the program's next op; a collective is one call, its own point-to-point
-//!   messages pay none, as in Firefly's `functionSM`).
+//!   messages pay none, as in Firefly's `functionSM`). Firefly's receive-side pinning holds
+//!   an `irecv` until its buffer is pinned (`rendezvous_recv_pin_blocks`) and unpins a
+//!   completed rendezvous receive before its wait returns (`rendezvous_recv_unpin`); both are
+//!   options, off by default.
 //!
 //! ⚠ Deviations from SST (options where they matter, see docs/workloads.md): Firefly's
 //! rendezvous is a receiver-driven RDMA get, modelled here as clear-to-send then data (the
@@ -108,8 +111,11 @@ struct Protocol {
     copy_per_byte: f64,
     pin: Time,
     pin_per_page: Time,
-    /// Receives of rendezvous size pin their buffer before they are posted.
+    /// Receives of rendezvous size pin their buffer before they are posted; an `irecv` waits
+    /// for it; a completed one is unpinned before its wait returns.
     recv_pin: bool,
+    recv_pin_blocks: bool,
+    recv_unpin: bool,
     ack: bool,
     /// Every MPI call's entry and return.
     call_enter: Time,
@@ -210,6 +216,8 @@ fn protocol(w: &WorkloadConfig, flit_bytes: u64, packet_flits: u64) -> Protocol 
         pin: ns_to_ps(m.rendezvous_pin_ns),
         pin_per_page: ns_to_ps(m.rendezvous_pin_ns_per_page),
         recv_pin: m.rendezvous_recv_pin,
+        recv_pin_blocks: m.rendezvous_recv_pin_blocks,
+        recv_unpin: m.rendezvous_recv_unpin,
         ack: m.rendezvous_ack,
         call_enter: ns_to_ps(m.call_enter_ns),
         call_return: ns_to_ps(m.call_return_ns),

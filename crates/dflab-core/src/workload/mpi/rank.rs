@@ -66,6 +66,9 @@ pub struct Rank {
     pub coll_ops: u32,
     /// The blocking op the rank waits in ends an MPI call (its return follows).
     pub call_end: bool,
+    /// When the rank's host has unpinned every receive buffer it has been given
+    /// (`rendezvous_recv_unpin`: unpins follow one another).
+    pub host_free: Time,
 }
 
 impl Rank {
@@ -89,6 +92,7 @@ impl Rank {
             entered: false,
             coll_ops: 0,
             call_end: false,
+            host_free: 0,
         }
     }
 

@@ -170,7 +170,13 @@ impl Mpi {
             Op::Irecv { from, bytes, tag } => {
                 self.end_burst(g);
                 self.ranks[g as usize].pending += 1;
-                self.post_recv(cx, g, first + from, bytes, tag, false);
+                let pin = self.post_recv(cx, g, first + from, bytes, tag, false);
+                if pin > 0 && self.p.recv_pin_blocks {
+                    // The call returns once the buffer is pinned (then its return cost).
+                    let ret = if ends_call { self.p.call_return } else { 0 };
+                    self.in_call(cx, g, op.clone(), pin + ret);
+                    return false;
+                }
             }
             Op::Recv { from, bytes, tag } => {
                 self.end_burst(g);
@@ -329,10 +335,12 @@ impl Mpi {
     }
 
     /// Rank `g` posts a receive of `bytes` from global rank `from`: at once, or once its buffer
-    /// is pinned (`rendezvous_recv_pin`, receives above the eager limit).
-    fn post_recv(&mut self, cx: &mut WorkloadCtx, g: u32, from: u32, bytes: u64, tag: u32, blocking: bool) {
+    /// is pinned (`rendezvous_recv_pin`, receives above the eager limit). Returns the pinning
+    /// time (0 without).
+    fn post_recv(&mut self, cx: &mut WorkloadCtx, g: u32, from: u32, bytes: u64, tag: u32, blocking: bool) -> Time {
         let pinned = self.p.recv_pin && bytes > self.p.eager_limit;
-        let ready = cx.now() + if pinned { self.pin_time(bytes) } else { 0 };
+        let pin = if pinned { self.pin_time(bytes) } else { 0 };
+        let ready = cx.now() + pin;
         let r = &mut self.ranks[g as usize];
         let found = r.unexpected.iter().position(|&m| {
             let msg = &self.msgs[m as usize];
@@ -340,7 +348,7 @@ impl Mpi {
         });
         let Some(i) = found else {
             r.posted.push(Posted { from, tag, blocking, ready });
-            return;
+            return pin;
         };
         let m = r.unexpected.remove(i);
         let at = ready + self.p.rx_setup + self.p.match_;
@@ -351,6 +359,7 @@ impl Mpi {
             self.msgs[m as usize].recv_blocking = blocking;
             self.clear_to_send(cx, m, at);
         }
+        pin
     }
 
     /// The receiver of rendezvous `m` answers at `at` (plus its send setup).
@@ -473,7 +482,7 @@ impl Mpi {
                 cx.wake_at(now + self.p.nic_tx, NIC_READY, m, 0);
             }
             Phase::Data => {
-                let blocking = msg.recv_blocking;
+                let (blocking, payload) = (msg.recv_blocking, msg.payload);
                 if self.p.ack {
                     // The receiver acknowledges; the sender completes when that arrives.
                     self.msgs[m as usize].phase = Phase::Ack;
@@ -481,7 +490,15 @@ impl Mpi {
                 } else {
                     self.free_msgs.push(m);
                 }
-                self.complete(cx, dst, blocking);
+                if self.p.recv_unpin {
+                    // Unpinned before the wait returns, after the rank's earlier unpins.
+                    let unpin = self.pin_time(payload);
+                    let r = &mut self.ranks[dst as usize];
+                    r.host_free = r.host_free.max(now) + unpin;
+                    cx.wake_at(r.host_free, COMPLETE, dst, blocking as u32);
+                } else {
+                    self.complete(cx, dst, blocking);
+                }
             }
             Phase::Ack => {
                 let blocking = msg.send_blocking;
