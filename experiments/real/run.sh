@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/real}
-STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier mix"}
+STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier qfull mix"}
 JOBS=${JOBS:-2}
 DFLAB=${DFLAB:-.venv/bin/dflab}
 ROUTINGS=MIN,UGALn,PAR,Q-adaptive,UGAL-LE,IMB
@@ -56,9 +56,22 @@ for step in $STEPS; do
                     --loads "$2" --seeds 1 --set run.warmup_us=10 --set run.measure_us=5 \
                     --jobs 1 --out "$OUT/frontier-10us"
             done ;;
-        mix)  # FFT3D alone and beside Halo3D, 528 ranks each, on frontier-class
+        qfull)  # Q-adaptive on the full frontier-class after 200 us of learning (10-60 min a point)
+            for spec in "ur 0.4" "ur 0.6" "adv+1 0.2"; do
+                set -- $spec
+                "$DFLAB" sweep --preset frontier-class --routings Q-adaptive --traffics "$1" \
+                    --loads "$2" --seeds 1 --set run.warmup_us=200 --set run.measure_us=10 \
+                    --set traffic.source_queue_packets=16 --jobs 1 --out "$OUT/qlong-frontier"
+            done
+            # ADV+1 learned at 0.02 for 100 us, then 0.2 (the store's `load` is the first phase's)
+            "$DFLAB" sweep --preset frontier-class --routings Q-adaptive --traffics adv+1 \
+                --loads 0.02 --seeds 1 --set run.warmup_us=200 --set run.measure_us=10 \
+                --set traffic.source_queue_packets=16 \
+                --set 'traffic.phases=[{start_us=100.0, load=0.2}]' --jobs 1 \
+                --out "$OUT/qlong-frontier-ramp" ;;
+        mix)  # FFT3D alone and beside Halo3D, 528 ranks each, on frontier-class (~25 min a routing)
             .venv/bin/python experiments/sc22/pairs.py --preset frontier-class \
-                --routings PAR,IMB,Q-adaptive --out experiments/real/results/pairs-frontier.csv ;;
-        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier mix)" >&2; exit 2 ;;
+                --routings $ROUTINGS --out experiments/real/results/pairs-frontier.csv ;;
+        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier qfull mix)" >&2; exit 2 ;;
     esac
 done

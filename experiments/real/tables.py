@@ -175,6 +175,8 @@ def main() -> int:
                     "qlong-frontier-class-small",
                     "qlong-aurora-class-small",
                     "qlong-balanced",
+                    "qlong-frontier",
+                    "qlong-frontier-ramp",
                 )
                 for line in [f"**{store}**", *by_load(_summary(args.out, store), "Q-adaptive"), ""]
             ],
