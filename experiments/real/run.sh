@@ -57,7 +57,7 @@ for step in $STEPS; do
                     --jobs 1 --out "$OUT/frontier-10us"
             done ;;
         qfull)  # Q-adaptive on the full frontier-class after 200 us of learning (10-60 min a point)
-            for spec in "ur 0.4" "ur 0.6" "adv+1 0.2"; do
+            for spec in "ur 0.2" "ur 0.4" "ur 0.6" "adv+1 0.2"; do
                 set -- $spec
                 "$DFLAB" sweep --preset frontier-class --routings Q-adaptive --traffics "$1" \
                     --loads "$2" --seeds 1 --set run.warmup_us=200 --set run.measure_us=10 \
