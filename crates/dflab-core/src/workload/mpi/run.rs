@@ -392,7 +392,8 @@ impl Mpi {
         let packets = wire.div_ceil(self.p.packet_bytes).max(1) as u32;
         let msg = &mut self.msgs[m as usize];
         (msg.wire_left, msg.to_deliver) = (wire.max(1), packets);
-        let (node, q) = (self.ranks[from as usize].node, self.ranks[from as usize].node as usize);
+        let node = self.ranks[from as usize].node;
+        let q = node as usize;
         debug_assert_ne!(node, self.ranks[to as usize].node);
         if self.p.control_stream && self.msgs[m as usize].phase == Phase::Cts {
             // Behind the packets the data stream has staged, ahead of the rest.
