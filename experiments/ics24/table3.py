@@ -114,8 +114,8 @@ FLIT_BYTES = 64
 PACKET_FLITS = 8  # 512 B packets
 LINK_GBPS = 25.0  # 200 Gb/s (the paper's CODES links)
 BUFFER_PACKETS = 256  # the paper's VC buffers
-# The MPI model without the SC'22 toolkit's host costs (CODES's replay is not Firefly): the
-# network decides the communication time.
+# The MPI model without the SC'22 toolkit's host costs and Firefly's NIC (CODES's replay is not
+# Firefly): one FIFO per NIC, and the network decides the communication time.
 BARE_PROTOCOL = {
     "eager_copy_ps_per_byte": 0.0,
     "rendezvous_pin_ns": 0.0,
@@ -123,6 +123,9 @@ BARE_PROTOCOL = {
     "rendezvous_ack": False,
     "call_enter_ns": 0.0,
     "call_return_ns": 0.0,
+    "rendezvous_recv_pin_blocks": False,
+    "rendezvous_recv_unpin": False,
+    "nic_control_stream": False,
 }
 
 

@@ -11,7 +11,8 @@ Runs (seed 1, `sc22-1056`, the scripts' configurations, so the numbers are those
 alone and paired (Figs. 7-8), and the Table II mix (Figs. 11-13), each under PAR and
 Q-adaptive. Each run's frames go to
 `results/frames/<run>-<routing>/` (the files of `dflab run --workload-out`; resumable: a run
-whose frames exist is not run again; not committed). The figures go to `docs/figures/`, the
+whose frames exist is not run again; not committed), and its rows to `pairs.py`'s or
+`mixed.py`'s CSV when they are not there yet. The figures go to `docs/figures/`, the
 numbers beside the paper's to `results/figures.csv` and stdout.
 
 * Fig. 5: communication throughput of FFT3D and Halo3D over time, co-running (GB/ms, the
@@ -117,9 +118,15 @@ def ensure(run: str, routing: str, seed: int) -> Path:
     print(f"{run} under {routing} ...", file=sys.stderr, flush=True)
     start = time.monotonic()
     result = simulate(module.experiment(*spec["args"], routing, seed))
+    wall = time.monotonic() - start
     out.mkdir(parents=True, exist_ok=True)
     write_workload(result, out, option="frames")
-    print(f"  done in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+    # The same simulation is a row of pairs.py's or mixed.py's table.
+    if spec["what"] == "pairs":
+        pairs.record(pairs.pair_row(result, *spec["args"], routing, seed))
+    else:
+        mixed.record(mixed.rows_of(result, *spec["args"], routing, seed, wall))
+    print(f"  done in {wall:.0f} s", file=sys.stderr, flush=True)
     return out
 
 

@@ -86,7 +86,13 @@ def run(only: str | None, routing: str, seed: int) -> list[dict[str, Any]]:
     """One simulation: the mix (`only` None) or one app alone; a row per app that ran."""
     start = time.monotonic()
     result = simulate(experiment(only, routing, seed))
-    wall = time.monotonic() - start
+    return rows_of(result, only, routing, seed, time.monotonic() - start)
+
+
+def rows_of(
+    result: Any, only: str | None, routing: str, seed: int, wall: float
+) -> list[dict[str, Any]]:
+    """The CSV rows of one simulation result: the mix (`only` None) or one app alone."""
     assert result.workload is not None
     rows = []
     for j in result.workload.jobs.to_dicts():
@@ -113,6 +119,18 @@ def read_rows() -> list[dict[str, str]]:
 
 def write_rows(done: list[dict[str, Any]]) -> None:
     result_rows.write_rows(RESULTS, COLUMNS, done)
+
+
+def record(new: list[dict[str, Any]]) -> None:
+    """Add the rows whose (app, mix, routing, seed) is not in the CSV yet (the figures' mix is
+    the same simulation: one run serves both)."""
+    rows = read_rows()
+    key = ("app", "mix", "routing", "seed")
+    have = {tuple(r[k] for k in key) for r in rows}
+    rows += [
+        {k: str(v) for k, v in r.items()} for r in new if tuple(str(r[k]) for k in key) not in have
+    ]
+    write_rows(rows)
 
 
 def markdown(rows: list[dict[str, str]], routings: list[str]) -> str:
@@ -156,25 +174,24 @@ def main() -> int:
     parser.add_argument("--markdown", action="store_true", help="print the table and exit")
     args = parser.parse_args()
     routings = [r.strip() for r in args.routings.split(",") if r.strip()]
-    rows = read_rows()
     if args.markdown:
-        print(markdown(rows, routings))
+        print(markdown(read_rows(), routings))
         return 0
     for routing in routings:
         for only in [*(m for m, _ in JOBS), None]:
             mix = "alone" if only else "mixed"
             app = only or JOBS[0][0]
+            # Read afresh: figures.py may have added the row since.
             if any(
                 (r["app"], r["mix"], r["routing"], r["seed"]) == (app, mix, routing, str(args.seed))
-                for r in rows
+                for r in read_rows()
             ):
                 continue
             print(f"{routing}: {only or 'the mix'} ...", file=sys.stderr, flush=True)
             new = run(only, routing, args.seed)
-            rows.extend({k: str(v) for k, v in r.items()} for r in new)
-            write_rows(rows)
+            record(new)
             print(f"  done in {new[0]['wall_s']} s", file=sys.stderr, flush=True)
-    print(markdown(rows, routings))
+    print(markdown(read_rows(), routings))
     return 0
 
 

@@ -6,7 +6,8 @@ with a background application, 528 ranks each on `sc22-1056`, under several rout
 One row per (target, background, routing) goes to `results/pairs.csv` (resumable: rows already
 there are not run again; written atomically). `--preset` runs the pair on another network with
 the SC'22 toolkit's MPI host costs, run window and `random-list` placement (the real-machine
-study runs it on `frontier-class`), `--out` names its CSV. A background of `none` is the
+study runs it on `frontier-class`), `--out` names its CSV, `--set key=value` overrides a key of
+every run (with an `--out` of its own). A background of `none` is the
 target alone. The interference is `(T_comm co-run - T_comm alone) / T_comm alone` on the
 target's mean communication time per rank (the paper's "variation").
 """
@@ -42,13 +43,22 @@ COLUMNS = (
 )
 
 
+# Each job's slice of the placement. A target that runs fewer ranks (LULESH: a cube of 512)
+# leaves the rest of its slice idle, as the paper does, so the background keeps its nodes.
+SLICE = 528
+RANKS = {"lulesh": 512}
+
+
 def experiment(
     target: str, background: str, routing: str, seed: int, preset: str = SC22
 ) -> dict[str, Any]:
-    """The target (job 0) with the background (job 1; `none`: the target alone)."""
-    jobs = [{"motif": target, "ranks": 528}]
+    """The target (job 0) with the background (the last job; `none`: the target alone)."""
+    ranks = RANKS.get(target, SLICE)
+    jobs = [{"motif": target, "ranks": ranks}]
     if background != "none":
-        jobs.append({"motif": background, "ranks": 528})
+        if ranks < SLICE:
+            jobs.append({"motif": "null", "ranks": SLICE - ranks})
+        jobs.append({"motif": background, "ranks": SLICE})
     workload: dict[str, Any] = {"jobs": jobs, "record_iterations": False}
     out: dict[str, Any] = {"preset": preset, "seed": seed, "routing": {"algorithm": routing}}
     if preset != SC22:
@@ -62,9 +72,19 @@ def experiment(
 
 
 def run_pair(
-    target: str, background: str, routing: str, seed: int, preset: str = SC22
+    target: str,
+    background: str,
+    routing: str,
+    seed: int,
+    preset: str = SC22,
+    sets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    result = simulate(experiment(target, background, routing, seed, preset))
+    result = simulate(experiment(target, background, routing, seed, preset), **(sets or {}))
+    return pair_row(result, target, background, routing, seed)
+
+
+def pair_row(result: Any, target: str, background: str, routing: str, seed: int) -> dict[str, Any]:
+    """The CSV row of one pair's simulation result."""
     assert result.workload is not None
     rows = result.workload.jobs.to_dicts()
     t = rows[0]
@@ -74,17 +94,26 @@ def run_pair(
         "routing": routing,
         "seed": seed,
         **result_rows.job_times(t, "target_"),
-        "background_exec_ms": rows[1]["exec_us"] / 1e3 if len(rows) > 1 else "",
+        "background_exec_ms": rows[-1]["exec_us"] / 1e3 if background != "none" else "",
         "wall_s": round(result.execution.wall_s, 1),
     }
 
 
-def read_rows(path: Path = RESULTS) -> list[dict[str, str]]:
-    return result_rows.read_rows(path)
+def read_rows(path: Path | None = None) -> list[dict[str, str]]:
+    return result_rows.read_rows(path or RESULTS)
 
 
-def write_rows(done: list[dict[str, Any]], path: Path = RESULTS) -> None:
-    result_rows.write_rows(path, COLUMNS, done)
+def write_rows(done: list[dict[str, Any]], path: Path | None = None) -> None:
+    result_rows.write_rows(path or RESULTS, COLUMNS, done)
+
+
+def record(row: dict[str, Any], path: Path | None = None) -> None:
+    """Add `row` to the CSV unless its (target, background, routing, seed) is there (the
+    figures' runs are the same simulations: one run serves both)."""
+    rows = read_rows(path)
+    key = ("target", "background", "routing", "seed")
+    if not any(all(r[k] == str(row[k]) for k in key) for r in rows):
+        write_rows([*rows, {k: str(v) for k, v in row.items()}], path)
 
 
 def interference(rows: list[dict[str, str]]) -> list[str]:
@@ -119,22 +148,34 @@ def main() -> int:
     parser.add_argument("--preset", default=SC22, help="the network (default %(default)s)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the CSV (default %(default)s)")
     parser.add_argument("--markdown", action="store_true", help="print the table and exit")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a configuration key of every run (needs --out)",
+    )
     args = parser.parse_args()
+    sets = result_rows.parse_sets(args.set)
+    if sets and args.out == RESULTS:
+        parser.error("--set needs an --out, so that its rows go to their own CSV")
     rows = read_rows(args.out)
     if args.markdown:
         print("\n".join(interference(rows)))
         return 0
-    done = {(r["target"], r["background"], r["routing"], r["seed"]) for r in rows}
     for routing in args.routings.split(","):
         for background in ["none", *args.background.split(",")]:
             key = (args.target, background, routing, str(args.seed))
+            # Read afresh: figures.py may have added the row since.
+            done = {
+                (r["target"], r["background"], r["routing"], r["seed"]) for r in read_rows(args.out)
+            }
             if key in done:
                 continue
-            row = run_pair(args.target, background, routing, args.seed, args.preset)
-            rows.append({k: str(v) for k, v in row.items()})
-            write_rows(rows, args.out)
+            row = run_pair(args.target, background, routing, args.seed, args.preset, sets)
+            record(row, args.out)
             print(row, file=sys.stderr, flush=True)
-    print("\n".join(interference(rows)))
+    print("\n".join(interference(read_rows(args.out))))
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
+import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,3 +48,15 @@ def job_times(job: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         f"{prefix}latency_mean_us": job["latency_mean_ns"] / 1e3,
         f"{prefix}latency_p99_us": job["latency_p99_ns"] / 1e3,
     }
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """`key=value` overrides (dotted keys; values read as TOML scalars, else as strings)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key.strip()] = value.strip()
+    return out

@@ -19,7 +19,6 @@ import argparse
 import hashlib
 import sys
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -180,18 +179,6 @@ def csv_path(routing: str, tag: str = "") -> Path:
     return RESULTS / f"table1_{routing}{'_' + tag if tag else ''}.csv"
 
 
-def parse_sets(items: list[str]) -> dict[str, Any]:
-    """`key=value` overrides (dotted keys; values read as TOML scalars, else as strings)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, _, value = item.partition("=")
-        try:
-            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            out[key.strip()] = value.strip()
-    return out
-
-
 def read_rows(path: Path) -> list[dict]:
     return result_rows.read_rows(path)
 
@@ -269,7 +256,7 @@ def main() -> int:
     unknown = [a for a in apps if a not in PAPER]
     if unknown:
         parser.error(f"unknown apps {unknown}; known: {', '.join(ORDER)}")
-    sets = parse_sets(args.set)
+    sets = result_rows.parse_sets(args.set)
     if sets and not args.tag:
         parser.error("--set needs a --tag, so that its rows go to their own CSV")
     path = csv_path(args.routing, args.tag)

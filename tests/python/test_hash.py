@@ -238,28 +238,33 @@ def test_receive_pinning_is_a_later_key() -> None:
 def test_the_nic_control_stream_is_a_later_key() -> None:
     # workload.mpi.nic_control_stream and nic_staged_packets came after the hash schema: off
     # (the engine before them) keeps a stored workload point's key, whatever the staged packets
-    # say then (they act only on the stream); on is another simulation per staged count.
+    # say then (they act only on the stream); on, the default since (Firefly's control
+    # machine), is another simulation per staged count.
     def mpi(**keys: Any) -> Experiment:
         return validate(Experiment, {"preset": "sc22-1056", "workload": {"mpi": keys}})
 
-    before = mpi()
-    assert before.canonical()["workload"]["mpi"]["nic_control_stream"] is False
+    on = mpi()
+    assert on.canonical()["workload"]["mpi"]["nic_control_stream"] is True
+    before = mpi(nic_control_stream=False)
     stored = without_later_defaults(before.canonical())["workload"]["mpi"]
     assert "nic_control_stream" not in stored and "nic_staged_packets" not in stored
-    assert mpi(nic_staged_packets=7).content_hash() == before.content_hash()
-    on = mpi(nic_control_stream=True)
+    assert (
+        mpi(nic_control_stream=False, nic_staged_packets=7).content_hash() == before.content_hash()
+    )
     assert on.content_hash() != before.content_hash()
-    assert mpi(nic_control_stream=True, nic_staged_packets=7).content_hash() != on.content_hash()
+    assert mpi(nic_staged_packets=7).content_hash() != on.content_hash()
 
 
 def test_fireflys_receive_pin_and_unpin_are_later_keys() -> None:
-    # Off, as before them, they keep a stored workload point's key; on is another simulation.
+    # Off, as before them, they keep a stored workload point's key; on, the default since
+    # (Firefly's receive side), is another simulation.
     base = validate(Experiment, {"preset": "sc22-1056"})
     for key in ("rendezvous_recv_pin_blocks", "rendezvous_recv_unpin"):
-        assert base.canonical()["workload"]["mpi"][key] is False
-        assert key not in without_later_defaults(base.canonical())["workload"]["mpi"]
-        on = validate(Experiment, {"preset": "sc22-1056", "workload": {"mpi": {key: True}}})
-        assert on.content_hash() != base.content_hash(), key
+        assert base.canonical()["workload"]["mpi"][key] is True
+        assert key in without_later_defaults(base.canonical())["workload"]["mpi"]
+        off = validate(Experiment, {"preset": "sc22-1056", "workload": {"mpi": {key: False}}})
+        assert key not in without_later_defaults(off.canonical())["workload"]["mpi"]
+        assert off.content_hash() != base.content_hash(), key
 
 
 def test_pb_reevaluation_is_a_later_key_that_only_plain_pb_hashes() -> None:

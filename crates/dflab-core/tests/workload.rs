@@ -33,13 +33,15 @@ fn job(ranks: u32, ops: Value) -> JobConfig {
 }
 
 /// The jobs on `e` with the bare protocol: the toolkit's host costs (copy, pinning,
-/// acknowledgement, call entry and return) left out; the tests that want them set them.
+/// acknowledgement, call entry and return, the receive side's pinning) left out and one FIFO
+/// in the NIC; the tests that want them set them.
 fn with_jobs(mut e: Experiment, jobs: Vec<JobConfig>) -> Experiment {
     let mut w = WorkloadConfig { jobs, placement: Placement::Linear, ..Default::default() };
     let m = &mut w.mpi;
     m.header_bytes = 512;
     (m.eager_copy_ps_per_byte, m.rendezvous_pin_ns, m.rendezvous_pin_ns_per_page) = (0.0, 0.0, 0.0);
     (m.rendezvous_ack, m.call_enter_ns, m.call_return_ns) = (false, 0.0, 0.0);
+    (m.rendezvous_recv_pin_blocks, m.rendezvous_recv_unpin, m.nic_control_stream) = (false, false, false);
     e.workload = Some(w);
     e
 }

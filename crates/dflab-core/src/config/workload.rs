@@ -115,7 +115,7 @@ pub struct MpiConfig {
     pub nic_window_packets: u32,
     /// A rendezvous clear to send (Firefly's get request) leaves on the NIC's second send
     /// stream, Firefly's control machine: it waits for at most `nic_staged_packets` packets of
-    /// the messages already in the NIC, not for the rest of them. False (the default): it
+    /// the messages already in the NIC, not for the rest of them (the default). False: it
     /// queues behind every message its NIC started before it, as the others do.
     pub nic_control_stream: bool,
     /// With `nic_control_stream`: the data packets a NIC has staged ahead of a new control
@@ -139,12 +139,12 @@ pub struct MpiConfig {
     /// (the default). False: receives are posted at once.
     pub rendezvous_recv_pin: bool,
     /// With `rendezvous_recv_pin`: an `irecv` above the eager limit returns to the program
-    /// only once its buffer is pinned, as Firefly's does (`processRecv_0`). False (the
-    /// default): it returns at once.
+    /// only once its buffer is pinned, as Firefly's does (`processRecv_0`; the default).
+    /// False: it returns at once.
     pub rendezvous_recv_pin_blocks: bool,
     /// A rendezvous receive's buffer is unpinned, at the cost of its pinning, before the call
     /// that waits for it returns, as Firefly's wait does (`processWaitCtx`; a rank's unpins
-    /// follow one another). False (the default): receives are not unpinned.
+    /// follow one another; the default). False: receives are not unpinned.
     pub rendezvous_recv_unpin: bool,
     /// A rendezvous send completes when the receiver's acknowledgement (a `header_bytes`
     /// message sent when the data is in) arrives, as Firefly's does; false: when its last
@@ -172,14 +172,14 @@ impl Default for MpiConfig {
             nic2host_ns: 5.0,
             match_ns: 15.0,
             nic_window_packets: 2,
-            nic_control_stream: false,
+            nic_control_stream: true,
             nic_staged_packets: 130,
             eager_copy_ps_per_byte: 344.0,
             rendezvous_pin_ns: 300.0,
             rendezvous_pin_ns_per_page: 10.0,
             rendezvous_recv_pin: true,
-            rendezvous_recv_pin_blocks: false,
-            rendezvous_recv_unpin: false,
+            rendezvous_recv_pin_blocks: true,
+            rendezvous_recv_unpin: true,
             rendezvous_ack: true,
             call_enter_ns: 30.0,
             call_return_ns: 30.0,

@@ -15,9 +15,10 @@
 //!   messages became whole, with the first posted receive (`match_ns`), or keeps it as
 //!   unexpected until one is posted (`rx_setup_ns + match_ns` after the post).
 //! * **The NIC** sends its messages' packets in the order the messages were started, keeping
-//!   at most `nic_window_packets` in the network's source queue. With `nic_control_stream` a
-//!   clear to send takes Firefly's second send stream (its control machine, which carries the
-//!   get requests): it goes after at most `nic_staged_packets` more packets of the others.
+//!   at most `nic_window_packets` in the network's source queue. A clear to send takes
+//!   Firefly's second send stream (its control machine, which carries the get requests;
+//!   `nic_control_stream`): it goes after at most `nic_staged_packets` more packets of the
+//!   others.
 //! * **Collectives** are point-to-point programs ([`collective`]).
 //! * **A message to oneself** is a local copy: it completes after the send's setup delays
 //!   without touching the network.
@@ -28,17 +29,16 @@
 //!   that complete on the receiver's acknowledgement (`rendezvous_ack`), and every MPI call's
 //!   entry and return (`call_enter_ns` before the call takes effect, `call_return_ns` after it
 //!   completes, before the program's next op; a collective is one call, its own point-to-point
-//!   messages pay none, as in Firefly's `functionSM`). Firefly's receive-side pinning holds
-//!   an `irecv` until its buffer is pinned (`rendezvous_recv_pin_blocks`) and unpins a
-//!   completed rendezvous receive before its wait returns (`rendezvous_recv_unpin`); both are
-//!   options, off by default.
+//!   messages pay none, as in Firefly's `functionSM`), and Firefly's receive-side pinning,
+//!   which holds an `irecv` until its buffer is pinned (`rendezvous_recv_pin_blocks`) and
+//!   unpins a completed rendezvous receive before its wait returns (`rendezvous_recv_unpin`).
 //!
 //! ⚠ Deviations from SST (options where they matter, see docs/workloads.md): Firefly's
 //! rendezvous is a receiver-driven RDMA get, modelled here as clear-to-send then data (the
-//! same messages and directions); Firefly's NIC has a data stream (every message but the get
-//! request, in order, as here) and a control stream for the get requests, which is one FIFO
-//! here unless `nic_control_stream` is set; message matching is by arrival order of whole
-//! messages, not by the first packet.
+//! same messages and directions); Firefly's NIC stages packets of both its streams into one
+//! queue by staging time, modelled here as a bound of `nic_staged_packets` on what goes ahead
+//! of a clear to send (`nic_control_stream = false`: one FIFO for everything); message
+//! matching is by arrival order of whole messages, not by the first packet.
 //!
 //! Per job the layer records the SC'22 metrics ([`metrics`]).
 

@@ -1,0 +1,78 @@
+"""experiments/sc22/fig4.py: which pairs of Fig. 4 are still to run and in which order, the
+changes its tables compute against the target alone, and the figure; and pairs.py's placement
+of a target that runs fewer ranks than its slice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import REPO, load_experiment
+
+
+@pytest.fixture
+def fig4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.syspath_prepend(str(REPO / "experiments" / "sc22"))
+    module = load_experiment("experiments/sc22/fig4.py", "sc22_fig4")
+    monkeypatch.setattr(module.pairs, "RESULTS", tmp_path / "pairs.csv")
+    return module
+
+
+def row(target: str, background: str, routing: str, comm: float, seed: int = 1) -> dict:
+    return {
+        "target": target,
+        "background": background,
+        "routing": routing,
+        "seed": seed,
+        "target_comm_mean_ms": comm,
+        "target_comm_std_ms": comm / 10,
+        "wall_s": 1.0,
+    }
+
+
+def test_missing_pairs_skip_recorded_rows_and_run_the_cheapest_first(fig4: Any) -> None:
+    fig4.pairs.record(row("fft3d", "none", "PAR", 5.0))
+    fig4.pairs.record(row("fft3d", "none", "PAR", 9.0))  # the same key: not recorded twice
+    fig4.pairs.record(row("lu", "halo3d", "PAR", 20.0, seed=2))  # another seed
+    assert len(fig4.pairs.read_rows()) == 2
+    todo = fig4.missing(["lu", "fft3d"], ["halo3d", "none", "ur"], ["PAR"], seed=1)
+    assert ("fft3d", "none", "PAR") not in todo
+    assert todo == [
+        ("lu", "none", "PAR"),
+        ("fft3d", "ur", "PAR"),
+        ("lu", "ur", "PAR"),
+        ("fft3d", "halo3d", "PAR"),
+        ("lu", "halo3d", "PAR"),
+    ]
+
+
+def test_tables_give_each_change_against_the_target_alone_under_its_routing(
+    fig4: Any, tmp_path: Path
+) -> None:
+    for target, base in (("lu", 10.0), ("lqcd", 12.0), ("stencil5d", 8.0), ("lulesh", 16.0)):
+        fig4.pairs.record(row(target, "none", "PAR", base))
+        fig4.pairs.record(row(target, "none", "Q-adaptive", 0.75 * base))
+    fig4.pairs.record(row("lu", "halo3d", "PAR", 17.5))
+    fig4.pairs.record(row("lu", "halo3d", "Q-adaptive", 9.0))
+    text = fig4.markdown(seed=1)
+    lu = text.split("**LU**")[1].split("**LQCD**")[0]
+    assert "| Halo3D | not run | not run | 17.50 (+75.0 %) | 9.00 (+20.0 %) | +75.77 %" in lu
+    assert "| alone | not run | not run | 10.00 | 7.50 |" in lu
+    assert "25.00 % less under Q-adaptive than under PAR on average (paper: 23.46 %)" in text
+    fig4.plot(seed=1, path=tmp_path / "fig4.png")
+    assert (tmp_path / "fig4.png").stat().st_size > 10_000
+
+
+def test_a_smaller_target_leaves_the_rest_of_its_slice_idle(fig4: Any) -> None:
+    jobs = fig4.pairs.experiment("lulesh", "halo3d", "PAR", 1)["workload"]["jobs"]
+    assert [(j["motif"], j["ranks"]) for j in jobs] == [
+        ("lulesh", 512),
+        ("null", 16),
+        ("halo3d", 528),
+    ]
+    alone = fig4.pairs.experiment("lulesh", "none", "PAR", 1)["workload"]["jobs"]
+    assert [(j["motif"], j["ranks"]) for j in alone] == [("lulesh", 512)]
+    jobs = fig4.pairs.experiment("fft3d", "dl", "PAR", 1)["workload"]["jobs"]
+    assert [(j["motif"], j["ranks"]) for j in jobs] == [("fft3d", 528), ("dl", 528)]
