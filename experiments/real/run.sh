@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/real}
-STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier qfull mix"}
+STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier qfull qinit mix"}
 JOBS=${JOBS:-2}
 DFLAB=${DFLAB:-.venv/bin/dflab}
 ROUTINGS=MIN,UGALn,PAR,Q-adaptive,UGAL-LE,IMB
@@ -69,9 +69,21 @@ for step in $STEPS; do
                 --set traffic.source_queue_packets=16 \
                 --set 'traffic.phases=[{start_us=100.0, load=0.2}]' --jobs 1 \
                 --out "$OUT/qlong-frontier-ramp" ;;
+        qinit)  # Q-adaptive's initial values scaled (routing.q_init_scale) on frontier-class-half
+            for spec in "ur 0.4,0.6" "adv+1 0.2"; do
+                set -- $spec
+                "$DFLAB" sweep --preset frontier-class-half --routings Q-adaptive --traffics "$1" \
+                    --loads "$2" --seeds 1 --axis 'routing.q_init_scale=[1,2,4,8]' \
+                    --set run.warmup_us=200 --set run.measure_us=10 \
+                    --set traffic.source_queue_packets=16 --jobs "$JOBS" --out "$OUT/qinit-half"
+            done
+            # MIN in the same window, for reference
+            "$DFLAB" sweep --preset frontier-class-half --routings MIN --traffics ur \
+                --loads 0.4,0.6 --seeds 1 --set run.warmup_us=200 --set run.measure_us=10 \
+                --set traffic.source_queue_packets=16 --jobs "$JOBS" --out "$OUT/qinit-half-min" ;;
         mix)  # FFT3D alone and beside Halo3D, 528 ranks each, on frontier-class (~25 min a routing)
             .venv/bin/python experiments/sc22/pairs.py --preset frontier-class \
                 --routings $ROUTINGS --out experiments/real/results/pairs-frontier.csv ;;
-        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier qfull mix)" >&2; exit 2 ;;
+        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier qfull qinit mix)" >&2; exit 2 ;;
     esac
 done

@@ -29,7 +29,7 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'reevaluate', 'restricted', 't_g_packets', 't_l'),
     'ACOR': ('dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'management', 'sequence'),
     'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'flag_period_cycles', 'hi_ns', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
-    'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
+    'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_init_scale', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
     'Q-routing': ('epsilon', 'learning_rate', 'learning_rate2', 'max_q', 'q_truncate', 'q_update'),
 }
 PATTERN_KINDS: tuple[str, ...] = ('ur', 'adv', 'advc', 'advl', 'hot', 'perm', 'router-mix', 'node-mix', 'stencil', 'm2m', 'rn', 'rn-fixed')
@@ -116,6 +116,7 @@ class Routing(Section):
     min_gateways: Annotated[str, AfterValidator(choice(('own-first', 'all')))] | None = Field(None, description='Which parallel links toward the destination group are minimal candidates. (Applies to UGAL-L, UGAL-LE, DGB, EDGB.)')
     nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
     policy: Annotated[str, AfterValidator(choice(('crg-gr', 'crg-sw', 'rrg-gr', 'rrg-sw')))] | None = Field(None, description='The misrouting policy (Table 1 of the ACOR paper). (Applies to VAL, PB.)')
+    q_init_scale: Number | None = Field(None, gt=0.0, le=1000.0, description="Multiplies the initial values (the link latencies of each entry's path, as the reference sets them; 1, the default). Above 1 an untried port starts at a latency nearer the loaded one, so that on a machine with many ports per row an untried detour does not win the argmin over a measured minimal path (docs/real-machines.md). (Applies to Q-adaptive.)")
     q_thld1: Number | None = Field(None, description='Relative threshold at the source router. (Applies to Q-adaptive.)')
     q_thld2: Number | None = Field(None, description='Relative threshold at the first router of an intermediate group. (Applies to Q-adaptive.)')
     q_truncate: bool | None = Field(None, description="Truncate Q to whole ns after each update (the reference's int64 tables). (Applies to Q-adaptive, Q-routing.)")

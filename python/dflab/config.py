@@ -78,6 +78,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "workload.mpi.nic_control_stream": False,
     "workload.mpi.nic_staged_packets": 130,
     "routing.reevaluate": False,
+    "routing.q_init_scale": 1.0,
     "topology.global_port_order": "by-router",
     "topology.nics_per_node": 1,
     "topology.compute_groups": None,

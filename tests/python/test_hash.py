@@ -267,6 +267,20 @@ def test_fireflys_receive_pin_and_unpin_are_later_keys() -> None:
         assert off.content_hash() != base.content_hash(), key
 
 
+def test_q_adaptives_initial_scale_is_a_later_key() -> None:
+    # routing.q_init_scale came after the hash schema: 1 (the reference's initial values, the
+    # engine before it) keeps a stored Q-adaptive point's key; another scale is another run.
+    def q(**params: Any) -> Experiment:
+        routing = {"algorithm": "Q-adaptive", **params}
+        return validate(Experiment, {"preset": "qadaptive-1056", "routing": routing})
+
+    plain = q()
+    assert plain.canonical()["routing"]["q_init_scale"] == 1.0
+    assert "q_init_scale" not in without_later_defaults(plain.canonical())["routing"]
+    assert q(q_init_scale=1.0).content_hash() == plain.content_hash()
+    assert q(q_init_scale=4.0).content_hash() != plain.content_hash()
+
+
 def test_pb_reevaluation_is_a_later_key_that_only_plain_pb_hashes() -> None:
     # routing.reevaluate came after the hash schema: false (PB deciding once, the engine before
     # it) keeps the key of a stored plain PB point; true, the default (FOGSim's SRC_ADP), is

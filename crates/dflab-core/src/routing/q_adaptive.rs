@@ -5,6 +5,7 @@
 //!   skipped) × (source node mod p), columns = every non-host port (`port − p`, locals first).
 //!   Values in ns. Initial value: the global link latency on the router's own global port(s) to
 //!   that group, global + local latency everywhere else (300 / 330 ns for `qadaptive-1056`).
+//!   Option `q_init_scale` multiplies them (1, the reference's values, by default).
 //! * **Learning**: the downstream router S returns `hop_delay` (arrival at R's input → arrival
 //!   at S's input) and S's estimate, min over all of S's non-host ports of its row (0 in the
 //!   destination group, where feedback is sent only for packets that arrived on a global port).
@@ -49,11 +50,13 @@ impl QAdaptive {
     }
 
     /// The initial table of router `r`: the global latency on its own global port(s) to each
-    /// group, global + local latency everywhere else, +∞ on unconnected ports.
+    /// group, global + local latency everywhere else, +∞ on unconnected ports; each times
+    /// `init_scale`.
     pub fn initial_table(&self, topo: &Topology, r: u32) -> QTable {
         let (p, g) = (topo.p, topo.g);
         let rows = (g - 1) * p;
-        let far = self.params.global_latency_ns + self.params.local_latency_ns;
+        let scale = self.params.init_scale;
+        let far = scale * (self.params.global_latency_ns + self.params.local_latency_ns);
         let mut table = QTable::new(rows, topo.radix - p, far);
         let own = topo.group_of(r);
         for port in self.first_global..topo.radix as u16 {
@@ -66,7 +69,7 @@ impl QAdaptive {
             }
             let dg = rel_group(topo.global_port_group(r, port), own);
             for s in 0..p {
-                table.set(dg * p + s, col, self.params.global_latency_ns);
+                table.set(dg * p + s, col, scale * self.params.global_latency_ns);
             }
         }
         table
@@ -292,5 +295,32 @@ mod tests {
             }
         }
         assert_eq!(longest, 5, "ε = 1 must reach the 5-hop worst case");
+    }
+
+    /// `init_scale` multiplies every initial entry; unconnected ports stay +∞. On a row where
+    /// the minimal port has learnt a loaded latency (here 1,600 ns), an untried detour at the
+    /// reference's 330 ns wins the argmin; scaled by 8 (2,640 ns) it does not.
+    #[test]
+    fn the_initial_scale_multiplies_every_entry() {
+        let net = Net::new(4, 8, 4, 1);
+        let topo = &net.topo;
+        let plain = QAdaptive::new(topo, QParams::default());
+        let scaled = QAdaptive::new(topo, QParams { init_scale: 8.0, ..QParams::default() });
+        for r in [0, 5, 17] {
+            let (a, b) = (plain.initial_table(topo, r), scaled.initial_table(topo, r));
+            for row in 0..a.rows {
+                for col in 0..a.cols {
+                    let (x, y) = (a.get(row, col), b.get(row, col));
+                    assert!(x == y && x.is_infinite() || y == 8.0 * x, "{r} {row} {col}: {x} {y}");
+                }
+            }
+            assert!(b.is_narrow(), "whole-ns initial values keep the f32 tables");
+        }
+        let (row, minimal) = (0, 0);
+        for (alg, detour_wins) in [(&plain, true), (&scaled, false)] {
+            let mut t = alg.initial_table(topo, 0);
+            t.set(row, minimal, 1600.0);
+            assert_eq!(t.best(row).0 != minimal, detour_wins);
+        }
     }
 }

@@ -67,6 +67,12 @@ pub struct QAdaptiveParams {
     pub q_update: QUpdate,
     /// Truncate Q to whole ns after each update (the reference's int64 tables).
     pub q_truncate: bool,
+    /// Multiplies the initial values (the link latencies of each entry's path, as the
+    /// reference sets them; 1, the default). Above 1 an untried port starts at a latency
+    /// nearer the loaded one, so that on a machine with many ports per row an untried detour
+    /// does not win the argmin over a measured minimal path (docs/real-machines.md).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1000.0))]
+    pub q_init_scale: f64,
 }
 
 impl Default for QAdaptiveParams {
@@ -79,6 +85,7 @@ impl Default for QAdaptiveParams {
             q_thld2: 0.35,
             q_update: QUpdate::Hysteretic,
             q_truncate: true,
+            q_init_scale: 1.0,
         }
     }
 }
@@ -139,6 +146,8 @@ pub struct QParams {
     pub truncate: bool,
     pub local_latency_ns: f64,
     pub global_latency_ns: f64,
+    /// Q-adaptive's `q_init_scale` (1 for Q-routing).
+    pub init_scale: f64,
 }
 
 impl QParams {
@@ -155,6 +164,7 @@ impl QParams {
             truncate: p.q_truncate,
             local_latency_ns: n.local_latency_ns,
             global_latency_ns: n.global_latency_ns,
+            init_scale: p.q_init_scale,
         }
     }
 
@@ -171,6 +181,7 @@ impl QParams {
             truncate: p.q_truncate,
             local_latency_ns: n.local_latency_ns,
             global_latency_ns: n.global_latency_ns,
+            init_scale: 1.0,
         }
     }
 }
