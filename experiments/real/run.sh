@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/real}
-STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier qfull qinit mix"}
+STEPS=${STEPS:-"small balanced aurora-small qlong imb frontier qfull qinit qinitfull mix"}
 JOBS=${JOBS:-2}
 DFLAB=${DFLAB:-.venv/bin/dflab}
 ROUTINGS=MIN,UGALn,PAR,Q-adaptive,UGAL-LE,IMB
@@ -81,9 +81,14 @@ for step in $STEPS; do
             "$DFLAB" sweep --preset frontier-class-half --routings MIN --traffics ur \
                 --loads 0.4,0.6 --seeds 1 --set run.warmup_us=200 --set run.measure_us=10 \
                 --set traffic.source_queue_packets=16 --jobs "$JOBS" --out "$OUT/qinit-half-min" ;;
+        qinitfull)  # the same on the full frontier-class, UR 0.4 with q_init_scale 4 (~30 min)
+            "$DFLAB" sweep --preset frontier-class --routings Q-adaptive --traffics ur --loads 0.4 \
+                --seeds 1 --axis 'routing.q_init_scale=[4]' --set run.warmup_us=200 \
+                --set run.measure_us=10 --set traffic.source_queue_packets=16 --jobs 1 \
+                --out "$OUT/qinit-frontier" ;;
         mix)  # FFT3D alone and beside Halo3D, 528 ranks each, on frontier-class (~25 min a routing)
             .venv/bin/python experiments/sc22/pairs.py --preset frontier-class \
                 --routings $ROUTINGS --out experiments/real/results/pairs-frontier.csv ;;
-        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier qfull qinit mix)" >&2; exit 2 ;;
+        *) echo "unknown step: $step (small balanced aurora-small qlong imb frontier qfull qinit qinitfull mix)" >&2; exit 2 ;;
     esac
 done
