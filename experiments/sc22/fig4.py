@@ -10,7 +10,8 @@ Fig. 4 a-f). Each (target, background, routing) is one `pairs.py` simulation (it
 configuration, `pairs.experiment`) and its row goes to `pairs.py`'s CSV, so the rows of either
 script serve both; finished rows are not run again. `--jobs` runs that many simulations at once
 (one process each, about 0.5-1.5 GB each); the main process alone writes the CSV. Simulations
-are ordered by their expected cost (Halo3D, the largest background, last).
+are ordered by their expected cost (Halo3D, the largest background, last). Stop it with Ctrl-C
+or by signalling its process group (the workers are its children); finished rows are kept.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import pairs
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 HERE = Path(__file__).resolve().parent
 FIGURE = HERE.parent.parent / "docs" / "figures" / "sc22_fig4.png"
@@ -178,7 +180,9 @@ def plot(seed: int, path: Path = FIGURE) -> None:
         ax.set_xticks(range(len(ROUTINGS)), ROUTINGS)
         ax.set_title(f"{LABEL[t]} (target)", fontsize="medium")
         ax.set_ylabel("communication time per rank, ms")
-    axes[0].legend(title="background", fontsize="small", ncols=2)
+    # Handles of their own: a background with no bar yet still gets its colour.
+    handles = [Patch(color=colours[i], label=LABEL[b]) for i, b in enumerate(BACKGROUNDS)]
+    axes[0].legend(handles=handles, title="background", fontsize="small", ncols=2)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
 
