@@ -124,13 +124,7 @@ def write_rows(done: list[dict[str, Any]]) -> None:
 def record(new: list[dict[str, Any]]) -> None:
     """Add the rows whose (app, mix, routing, seed) is not in the CSV yet (the figures' mix is
     the same simulation: one run serves both)."""
-    rows = read_rows()
-    key = ("app", "mix", "routing", "seed")
-    have = {tuple(r[k] for k in key) for r in rows}
-    rows += [
-        {k: str(v) for k, v in r.items()} for r in new if tuple(str(r[k]) for k in key) not in have
-    ]
-    write_rows(rows)
+    result_rows.add_rows(RESULTS, COLUMNS, new, ("app", "mix", "routing", "seed"))
 
 
 def markdown(rows: list[dict[str, str]], routings: list[str]) -> str:

@@ -110,10 +110,8 @@ def write_rows(done: list[dict[str, Any]], path: Path | None = None) -> None:
 def record(row: dict[str, Any], path: Path | None = None) -> None:
     """Add `row` to the CSV unless its (target, background, routing, seed) is there (the
     figures' runs are the same simulations: one run serves both)."""
-    rows = read_rows(path)
     key = ("target", "background", "routing", "seed")
-    if not any(all(r[k] == str(row[k]) for k in key) for r in rows):
-        write_rows([*rows, {k: str(v) for k, v in row.items()}], path)
+    result_rows.add_rows(path or RESULTS, COLUMNS, [row], key)
 
 
 def interference(rows: list[dict[str, str]]) -> list[str]:

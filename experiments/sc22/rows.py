@@ -36,6 +36,21 @@ def write_rows(path: Path, columns: Sequence[str], rows: Iterable[dict[str, Any]
         raise
 
 
+def add_rows(
+    path: Path, columns: Sequence[str], new: Iterable[dict[str, Any]], key: Sequence[str]
+) -> None:
+    """Add to `path` the rows of `new` whose `key` columns are not there yet (one simulation
+    can serve two scripts' tables: the first to record it wins)."""
+    rows = read_rows(path)
+    have = {tuple(r[k] for k in key) for r in rows}
+    for row in new:
+        text = {k: str(v) for k, v in row.items()}
+        if tuple(text[k] for k in key) not in have:
+            rows.append(text)
+            have.add(tuple(text[k] for k in key))
+    write_rows(path, columns, rows)
+
+
 def job_times(job: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """A job row of `Result.workload.jobs` as the studies' CSV columns (times in ms, latencies
     in µs), each name prefixed with `prefix` (e.g. `target_` for the pair study's target)."""
