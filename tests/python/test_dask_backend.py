@@ -95,9 +95,13 @@ def test_a_worker_that_dies_costs_no_point_and_duplicates_none(
     assert (outcome.ran, outcome.failures) == (12, [])
     assert outcome.retried == (1 if dask_retries == 0 else 0)
     _exactly_once(store, points)
-    # The point whose worker died ran twice; each of the others once.
+    # The point whose worker died ran twice; each of the others once, except that the result of
+    # a point the same worker finished just before can die with it (Dask sends results in
+    # batches), and that point runs again too.
     calls = sorted(p.name.rsplit("-", 1)[1] for p in marks.iterdir() if p.name != "died")
-    assert calls.count("0.5") == 4 + 1 and len(calls) == 13
+    lost = len(calls) - 13
+    assert lost in (0, 1), calls
+    assert calls.count("0.5") in {4 + 1, 4 + 1 + lost}, calls
 
 
 def test_a_hung_point_times_out_and_its_retry_is_stored_once(tmp_path: Path, marks: Path) -> None:
