@@ -7,8 +7,10 @@
 Targets FFT3D, LU, LQCD, CosmoFlow, Stencil5D and LULESH; backgrounds none (the target alone),
 UR, LU, FFT3D, CosmoFlow, DL and Halo3D; routings UGALg, UGALn, PAR and Q-adaptive (the paper's
 Fig. 4 a-f). Each (target, background, routing) is one `pairs.py` simulation (its
-configuration, `pairs.experiment`) and its row goes to `pairs.py`'s CSV, so the rows of either
-script serve both; finished rows are not run again. `--jobs` runs that many simulations at once
+configuration, `pairs.experiment`, ended by the target: `workload.end_with_jobs = [0]`, which
+changes nothing of the target's row and leaves the background's time empty when it was still
+running) and its row goes to `pairs.py`'s CSV, so the rows of either script serve both;
+finished rows are not run again. `--jobs` runs that many simulations at once
 (one process each, about 0.5-1.5 GB each); the main process alone writes the CSV. Simulations
 are ordered by their expected cost (Halo3D, the largest background, last). Stop it with Ctrl-C
 or by signalling its process group (the workers are its children); finished rows are kept.
@@ -71,6 +73,8 @@ PAPER_ANY = {
     "stencil5d": "≤ 8 % under every background",
     "lulesh": "≤ 7.35 % (adaptive), ≤ 4.35 % (Q)",
 }
+# Only the target's row counts here: the run stops when it has finished.
+END_WITH_TARGET = {"workload.end_with_jobs": [0]}
 # Expected cost order: the background's traffic first, then the target's.
 COST = {b: i for i, b in enumerate(("none", "ur", "cosmoflow", "lu", "fft3d", "dl", "halo3d"))}
 
@@ -101,7 +105,8 @@ def run_all(todo: list[tuple[str, str, str]], seed: int, jobs: int) -> None:
         while queue or running:
             while queue and len(running) < jobs:
                 key = queue.pop(0)
-                running[pool.submit(pairs.run_pair, *key, seed)] = key
+                job = pool.submit(pairs.run_pair, *key, seed, pairs.SC22, END_WITH_TARGET)
+                running[job] = key
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 key = running.pop(future)

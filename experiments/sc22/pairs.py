@@ -94,9 +94,15 @@ def pair_row(result: Any, target: str, background: str, routing: str, seed: int)
         "routing": routing,
         "seed": seed,
         **result_rows.job_times(t, "target_"),
-        "background_exec_ms": rows[-1]["exec_us"] / 1e3 if background != "none" else "",
+        "background_exec_ms": background_exec_ms(rows[-1]) if background != "none" else "",
         "wall_s": round(result.execution.wall_s, 1),
     }
+
+
+def background_exec_ms(row: dict[str, Any]) -> float | str:
+    """The background's execution time; empty when the target ended the run first
+    (`workload.end_with_jobs`, as fig4.py runs)."""
+    return row["exec_us"] / 1e3 if row["finished"] else ""
 
 
 def read_rows(path: Path | None = None) -> list[dict[str, str]]:

@@ -83,6 +83,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "topology.nics_per_node": 1,
     "topology.compute_groups": None,
     "traffic.nic_policy": "random",
+    "workload.end_with_jobs": [],
 }
 
 

@@ -267,6 +267,20 @@ def test_fireflys_receive_pin_and_unpin_are_later_keys() -> None:
         assert off.content_hash() != base.content_hash(), key
 
 
+def test_ending_with_chosen_jobs_is_a_later_key() -> None:
+    # workload.end_with_jobs came after the hash schema: empty (every job, the engine before
+    # it) keeps a stored workload point's key; ending with job 0 is another result (the other
+    # jobs' rows stop there).
+    def jobs(**keys: Any) -> Experiment:
+        return validate(Experiment, {"preset": "sc22-1056", "workload": keys})
+
+    plain = jobs()
+    assert plain.canonical()["workload"]["end_with_jobs"] == []
+    assert "end_with_jobs" not in without_later_defaults(plain.canonical())["workload"]
+    assert jobs(end_with_jobs=[]).content_hash() == plain.content_hash()
+    assert jobs(end_with_jobs=[0]).content_hash() != plain.content_hash()
+
+
 def test_q_adaptives_initial_scale_is_a_later_key() -> None:
     # routing.q_init_scale came after the hash schema: 1 (the reference's initial values, the
     # engine before it) keeps a stored Q-adaptive point's key; another scale is another run.

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{small, timed};
-use dflab_core::config::workload::{JobConfig, Placement, WorkloadConfig};
+use dflab_core::config::workload::{Background, JobConfig, Placement, WorkloadConfig};
 use dflab_core::config::{Arrangement, PortTiming};
 use dflab_core::units::Time;
 use dflab_core::workload::mpi::metrics::WorkloadReport;
@@ -198,18 +198,6 @@ fn collectives_complete_with_their_message_counts() {
 /// placement another seed moves the ranks.
 #[test]
 fn runs_repeat_exactly_and_jobs_get_disjoint_nodes() {
-    let ring = |n: u32, bytes: u64| {
-        let ops: Vec<Value> = (0..n)
-            .flat_map(|r| {
-                [
-                    json!({ "rank": r, "op": "irecv", "peer": (r + n - 1) % n }),
-                    json!({ "rank": r, "op": "isend", "peer": (r + 1) % n, "bytes": bytes }),
-                    json!({ "rank": r, "op": "waitall" }),
-                ]
-            })
-            .collect();
-        job(n, Value::Array(ops))
-    };
     let mut e = with_jobs(net(), vec![ring(30, 50_000), ring(40, 3_000)]);
     e.workload.as_mut().unwrap().placement = Placement::Random;
     let a = dflab_core::simulate(&e).unwrap();
@@ -223,6 +211,55 @@ fn runs_repeat_exactly_and_jobs_get_disjoint_nodes() {
     assert_ne!(wa.jobs[0].latency.mean_ns, c.jobs[0].latency.mean_ns);
     // Every packet of the jobs was delivered and counted once, by the engine too.
     assert_eq!(a.summary.packets_delivered, wa.jobs.iter().map(|j| j.packets).sum::<u64>());
+}
+
+/// A ring of `n` ranks, each sending `bytes` to the next.
+fn ring(n: u32, bytes: u64) -> JobConfig {
+    let ops: Vec<Value> = (0..n)
+        .flat_map(|r| {
+            [
+                json!({ "rank": r, "op": "irecv", "peer": (r + n - 1) % n }),
+                json!({ "rank": r, "op": "isend", "peer": (r + 1) % n, "bytes": bytes }),
+                json!({ "rank": r, "op": "waitall" }),
+            ]
+        })
+        .collect();
+    job(n, Value::Array(ops))
+}
+
+#[test]
+fn a_run_ended_by_its_target_job_reports_that_job_exactly() {
+    // Job 0 (30 ranks, 50 kB each) finishes long before job 1 (40 ranks, 600 kB each). Ended
+    // by job 0, the run stops when it finishes; job 0's row is the one the whole run gives,
+    // with and without synthetic traffic on the idle nodes, and job 1's says unfinished.
+    for background in [Background::None, Background::IdleNodes] {
+        let mut whole = with_jobs(net(), vec![ring(30, 50_000), ring(40, 600_000)]);
+        let w = whole.workload.as_mut().unwrap();
+        (w.placement, w.background) = (Placement::Random, background);
+        whole.traffic.load = 0.2;
+        let mut early = whole.clone();
+        early.workload.as_mut().unwrap().end_with_jobs = vec![0];
+        let (a, b) = (dflab_core::simulate(&whole).unwrap(), dflab_core::simulate(&early).unwrap());
+        let (wa, wb) = (a.workload.unwrap(), b.workload.unwrap());
+        assert!(
+            wa.jobs.iter().all(|j| j.finished),
+            "{background:?} {:?}",
+            wa.jobs.iter().map(|j| j.exec_us).collect::<Vec<_>>()
+        );
+        let target = |j: &dflab_core::workload::mpi::metrics::JobRow| serde_json::to_string(j).unwrap();
+        assert_eq!(target(&wa.jobs[0]), target(&wb.jobs[0]), "{background:?}");
+        let times = |r: &[dflab_core::workload::mpi::metrics::JobRow]| {
+            r.iter().map(|j| (j.finished, j.exec_us)).collect::<Vec<_>>()
+        };
+        assert!(
+            !wb.jobs[1].finished && wb.jobs[1].exec_us < wa.jobs[1].exec_us / 2.0,
+            "{background:?} {:?} {:?}",
+            times(&wa.jobs),
+            times(&wb.jobs)
+        );
+        assert_eq!(wb.jobs[1].exec_us, wb.jobs[0].exec_us, "the run ends when job 0 finishes");
+        assert!(wb.jobs[1].packets < wa.jobs[1].packets);
+    }
 }
 
 #[test]
@@ -245,6 +282,11 @@ fn bad_workloads_get_field_named_errors() {
             "workload.placement_file",
         ),
         (json!({"jobs": [{"motif": "table", "ranks": 2}], "mpi": {"header_bytes": 0}}), "workload.mpi.header_bytes"),
+        (json!({"jobs": [{"motif": "table", "ranks": 2}], "end_with_jobs": [1]}), "workload.end_with_jobs"),
+        (
+            json!({"jobs": [{"motif": "table", "ranks": 2}, {"motif": "table", "ranks": 2}], "end_with_jobs": [1, 1]}),
+            "workload.end_with_jobs",
+        ),
     ];
     for (w, field) in cases {
         let mut cfg = serde_json::to_value(net()).unwrap();

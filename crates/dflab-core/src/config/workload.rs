@@ -210,6 +210,11 @@ pub struct WorkloadConfig {
     /// Keep one row per rank and iteration in the results (a job of many short iterations,
     /// like UR's 7,200, makes millions).
     pub record_iterations: bool,
+    /// The jobs whose end ends the run (indices into `jobs`): once these have finished, the run
+    /// stops whatever the others are doing (their rows say `finished = false`, their times run
+    /// to the end). A target measured beside a background needs no more: everything its rows
+    /// report happened before it finished. Empty (the default): every job.
+    pub end_with_jobs: Vec<u32>,
     /// Synthetic traffic beside the jobs (`[traffic]`: pattern, load, process, phases): none,
     /// on the idle nodes, or on all nodes. It does not keep the run going: the run still ends
     /// when every job has finished.
@@ -229,6 +234,7 @@ impl Default for WorkloadConfig {
             placement_file: None,
             throughput_window_us: 1.0,
             record_iterations: true,
+            end_with_jobs: Vec::new(),
             background: Background::None,
             mpi: MpiConfig::default(),
         }
@@ -268,6 +274,18 @@ impl WorkloadConfig {
                     rows * 100 / 1_000_000
                 ),
             ));
+        }
+        for (i, &j) in self.end_with_jobs.iter().enumerate() {
+            if j as usize >= self.jobs.len() || self.end_with_jobs[..i].contains(&j) {
+                return Err(Error::config(
+                    "workload.end_with_jobs",
+                    format!(
+                        "{j} is {}; allowed: distinct job indices from 0 to {}",
+                        if j as usize >= self.jobs.len() { "not a job" } else { "listed twice" },
+                        self.jobs.len() - 1
+                    ),
+                ));
+            }
         }
         if self.placement == Placement::File && self.placement_file.is_none() {
             return Err(Error::config(

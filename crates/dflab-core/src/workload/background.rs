@@ -257,7 +257,8 @@ impl Workload for WithBackground {
     }
 
     fn finished(&self) -> bool {
-        self.jobs.finished() && self.fg_delivered == self.fg_sent
+        // Jobs that end the run early leave the others' packets in flight (`ends_in_flight`).
+        self.jobs.finished() && (self.jobs.ends_in_flight() || self.fg_delivered == self.fg_sent)
     }
 
     fn ends_in_flight(&self) -> bool {

@@ -150,7 +150,12 @@ pub struct Mpi {
     rows: Vec<IterationRow>,
     record_iterations: bool,
     window: Time,
-    jobs_done: usize,
+    /// Per job, whether its end is one the run waits for (`workload.end_with_jobs`).
+    ends_run: Vec<bool>,
+    /// The jobs of `ends_run` not finished yet: the run ends at 0.
+    to_end: usize,
+    /// Whether jobs other than those of `ends_run` may still send when the run ends.
+    ends_early: bool,
     scratch: Vec<op::Op>,
 }
 
@@ -176,6 +181,8 @@ impl Mpi {
                 wait2start: us_to_ps(job.wait2start_us),
             });
         }
+        let ends_run: Vec<bool> =
+            (0..jobs.len() as u32).map(|j| w.end_with_jobs.is_empty() || w.end_with_jobs.contains(&j)).collect();
         let n = &cfg.network;
         Ok(Mpi {
             jobs,
@@ -191,7 +198,9 @@ impl Mpi {
             rows: Vec::new(),
             record_iterations: w.record_iterations,
             window,
-            jobs_done: 0,
+            to_end: ends_run.iter().filter(|&&e| e).count(),
+            ends_early: ends_run.contains(&false),
+            ends_run,
             scratch: Vec::new(),
         })
     }

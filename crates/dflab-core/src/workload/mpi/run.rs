@@ -68,7 +68,13 @@ impl Workload for Mpi {
     }
 
     fn finished(&self) -> bool {
-        self.jobs_done == self.jobs.len()
+        self.to_end == 0
+    }
+
+    /// With `workload.end_with_jobs`, the other jobs' packets may be in flight at the end; the
+    /// listed jobs' are not (every rank of a finished job has received all it waits for).
+    fn ends_in_flight(&self) -> bool {
+        self.ends_early
     }
 
     fn progress(&self) -> Vec<crate::engine::observe::JobProgress> {
@@ -281,7 +287,7 @@ impl Mpi {
         s.ranks_done += 1;
         if s.ranks_done as usize == s.comm.len() {
             s.done_at = Some(now);
-            self.jobs_done += 1;
+            self.to_end -= self.ends_run[job] as usize;
         }
         false
     }
