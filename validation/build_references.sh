@@ -5,7 +5,8 @@
 # produced with. Not part of CI (about an hour on 2 cores). Nothing of the simulators is copied
 # into dflab: sources, builds and installs stay under $REFSIM.
 #
-#   validation/build_references.sh [all|sst-fork|sst-upstream|booksim]    (default: all)
+#   validation/build_references.sh [all|sst-fork|sst-upstream|booksim|booksim-piggyback]
+#                                                                         (default: all)
 #
 # Environment:
 #   REFSIM   scratch folder (default: $HOME/dflab-refsim); src/, install/ and logs/ go there.
@@ -97,10 +98,42 @@ booksim() {
     log "BookSim2: $REFSIM/src/booksim2/src/booksim, $REFSIM/src/hk-booksim2/src/booksim"
 }
 
+# The DGB fork with its DGB_PIGGYBACK feedback transport (the `feedback = "piggyback"` rows of
+# docs/validation.md). At 8d00456e that mode does not build or run as it stands; four edits make
+# it run and are all that differs from the fork's own code:
+#  1. dgb.hpp: DGB_PIGGYBACK defined instead of DGB_IDEAL;
+#  2. flit.hpp/flit.cpp: the flit fields the mode uses, declared at 5b50b56f of the same fork and
+#     gone since, declared again and reset with the others;
+#  3. dragonfly.cpp: a flit routed twice at one router carries only the newest global queues
+#     (it accumulated both, and the receiver asserts exactly one set);
+#  4. iq_router.cpp: the receiver registers the global queues whenever the flit carries them
+#     (its test by input-port number fails on dragonflynew, whose input numbering differs from
+#     the outputs', and its assertion aborts the run).
+booksim_piggyback() {
+    log "BookSim2: hanskasan/booksim2 8d00456e with DGB_PIGGYBACK (four edits, above)"
+    checkout hk-booksim2-pb hanskasan/booksim2 8d00456e51d1318356304ef043443f6a2043dd46
+    local src=$REFSIM/src/hk-booksim2-pb/src
+    git -C "$src" checkout -q -- .
+    sed -i 's|^#define DGB_IDEAL|//#define DGB_IDEAL|; s|^//#define DGB_PIGGYBACK|#define DGB_PIGGYBACK|' \
+        "$src/learning/dgb.hpp"
+    sed -i '/mutable Flit\* tail_flit;/a\  mutable learnset* l_intm; mutable learnset* l_dest; mutable bool carry_learnset_intm; mutable bool carry_learnset_dest; mutable queue<pair<int, int> > globalq; mutable queue<pair<int, int> > globalq_net; mutable bool carry_qlobalq;' \
+        "$src/flit.hpp"
+    sed -i '/^  wire_total *= 0;/a\  carry_learnset_intm = false; carry_learnset_dest = false; carry_qlobalq = false; l_intm = NULL; l_dest = NULL; while (!globalq.empty()) globalq.pop(); while (!globalq_net.empty()) globalq_net.pop();' \
+        "$src/flit.cpp"
+    sed -i '/f->carry_qlobalq = true;/a\    while (!f->globalq.empty()) f->globalq.pop(); while (!f->globalq_net.empty()) f->globalq_net.pop();' \
+        "$src/networks/dragonfly.cpp"
+    sed -i 's|if ((input >= gC) \&\& (input < (3 \* gK - 1)) \&\& (gIsDragonfly))|if (f->carry_qlobalq \&\& gIsDragonfly)|; /assert(f->carry_qlobalq);/d' \
+        "$src/routers/iq_router.cpp"
+    test "$(git -C "$src" diff --numstat | wc -l)" = 5
+    nice -n 19 make -C "$src" -j"$JOBS" >"$REFSIM/logs/booksim-hk-piggyback-make.log" 2>&1
+    log "BookSim2: $src/booksim"
+}
+
 case "${1:-all}" in
-    all) sst_fork && sst_upstream && booksim ;;
+    all) sst_fork && sst_upstream && booksim && booksim_piggyback ;;
     sst-fork) sst_fork ;;
     sst-upstream) sst_upstream ;;
     booksim) booksim ;;
-    *) echo "usage: $0 [all|sst-fork|sst-upstream|booksim]" >&2; exit 2 ;;
+    booksim-piggyback) booksim_piggyback ;;
+    *) echo "usage: $0 [all|sst-fork|sst-upstream|booksim|booksim-piggyback]" >&2; exit 2 ;;
 esac

@@ -21,8 +21,8 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'min_gateways', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'UGAL-G-path': ('intermediate',),
-    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight'),
-    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'remove_inflight', 'window_ns'),
+    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight'),
+    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'IMB': ('bias_schedule', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
@@ -100,6 +100,7 @@ class Routing(Section):
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
     eta: Number | None = Field(None, ge=0.0, le=1000.0, description="Learning rate `η` of the bias step (the fork's 0.25; ICS'24 uses 0.1). (Applies to DGB, EDGB.)")
     explore_rate: Number | None = Field(None, ge=0.0, le=1000.0, description='Scale of the exploration step `p·explore_rate·chan_diff`. (Applies to DGB, EDGB.)')
+    feedback: Annotated[str, AfterValidator(choice(('ideal', 'piggyback')))] | None = Field(None, description="How residuals and the gateways' global queues reach the source router: `ideal` at once (the fork's default), `piggyback` carried by packets (`dgb_piggyback.rs`). (Applies to DGB, EDGB.)")
     flag_period_cycles: int | None = Field(None, ge=1, le=1000000, description="Cycles between two computations of a router's saturation flags (FOGSim: every cycle). More is cheaper and leaves the flags up to that many cycles staler. (Applies to PB, PB-ACOR.)")
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
     hi_ns: Number | None = Field(None, ge=0.001, le=1000000000.0, description='Hysteresis interval (ACOR-Switch). (Applies to ACOR, PB-ACOR.)')
@@ -115,6 +116,7 @@ class Routing(Section):
     min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L, UGAL-LE.)')
     min_gateways: Annotated[str, AfterValidator(choice(('own-first', 'all')))] | None = Field(None, description='Which parallel links toward the destination group are minimal candidates. (Applies to UGAL-L, UGAL-LE, DGB, EDGB.)')
     nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
+    piggyback_global_queues: bool | None = Field(None, description="With `piggyback`: packets over local links carry their router's global queues; false: no router hears another's, as in the fork under BookSim's lookahead routing (`routing_delay = 0`), whose routing function runs for the next router at the previous one, so a packet carries the next router's own queues to it. (Applies to DGB, EDGB.)")
     policy: Annotated[str, AfterValidator(choice(('crg-gr', 'crg-sw', 'rrg-gr', 'rrg-sw')))] | None = Field(None, description='The misrouting policy (Table 1 of the ACOR paper). (Applies to VAL, PB.)')
     q_init_scale: Number | None = Field(None, gt=0.0, le=1000.0, description="Multiplies the initial values (the link latencies of each entry's path, as the reference sets them; 1, the default). Above 1 an untried port starts at a latency nearer the loaded one, so that on a machine with many ports per row an untried detour does not win the argmin over a measured minimal path (docs/real-machines.md). (Applies to Q-adaptive.)")
     q_thld1: Number | None = Field(None, description='Relative threshold at the source router. (Applies to Q-adaptive.)')

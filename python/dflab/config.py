@@ -84,6 +84,8 @@ LATER_DEFAULTS: dict[str, Any] = {
     "topology.compute_groups": None,
     "traffic.nic_policy": "random",
     "workload.end_with_jobs": [],
+    "routing.feedback": "ideal",
+    "routing.piggyback_global_queues": True,
 }
 
 

@@ -281,6 +281,30 @@ def test_ending_with_chosen_jobs_is_a_later_key() -> None:
     assert jobs(end_with_jobs=[0]).content_hash() != plain.content_hash()
 
 
+def test_dgbs_feedback_transport_is_a_later_key() -> None:
+    # routing.feedback and routing.piggyback_global_queues came after the hash schema: ideal
+    # (the engine before them) keeps a stored DGB or EDGB point's key; piggybacked feedback,
+    # with or without the global queues, is another simulation.
+    for algorithm in ("DGB", "EDGB"):
+
+        def dgb(algorithm: str = algorithm, **params: Any) -> Experiment:
+            routing = {"algorithm": algorithm, **params}
+            return validate(Experiment, {"preset": "ugal-le-288", "routing": routing})
+
+        plain = dgb()
+        assert plain.canonical()["routing"]["feedback"] == "ideal"
+        assert "feedback" not in without_later_defaults(plain.canonical())["routing"]
+        assert dgb(feedback="ideal").content_hash() == plain.content_hash()
+        piggyback = dgb(feedback="piggyback")
+        assert piggyback.content_hash() != plain.content_hash()
+        assert dgb(feedback="piggyback", piggyback_global_queues=True).content_hash() == (
+            piggyback.content_hash()
+        )
+        assert dgb(feedback="piggyback", piggyback_global_queues=False).content_hash() != (
+            piggyback.content_hash()
+        )
+
+
 def test_q_adaptives_initial_scale_is_a_later_key() -> None:
     # routing.q_init_scale came after the hash schema: 1 (the reference's initial values, the
     # engine before it) keeps a stored Q-adaptive point's key; another scale is another run.

@@ -2,8 +2,8 @@
 //! DGB's decisions, byte for byte; DGB on the DGB fork's own small network (dfly(2,4,2,9),
 //! single-cycle BookSim router, 256-flit buffers, 100-cycle global channels) reads the fork's
 //! latencies (validation/results/booksim_small.csv, hanskasan/booksim2 8d00456e, routing
-//! `dgb`), its saturation under shift included; and the decision probes observe without
-//! perturbing.
+//! `dgb`), its saturation under shift included, and with piggybacked feedback those of the
+//! fork's `DGB_PIGGYBACK` build; and the decision probes observe without perturbing.
 
 mod common;
 
@@ -56,6 +56,32 @@ fn dgb_reads_the_forks_latencies_on_its_small_network() {
         let mean = runs.iter().map(|r| r.latency_mean_ns).sum::<f64>() / 2.0;
         assert!((mean - fork).abs() / fork < tol, "{pattern} {load}: dflab {mean}, fork {fork}");
         assert!(runs.iter().all(|r| r.accepted_load > 0.99 * load), "{pattern} {load}: {runs:?}");
+    }
+}
+
+/// The fork's `DGB_PIGGYBACK` build (validation/build_references.sh `booksim-piggyback`, seed 1
+/// of BookSim, `validation/results/booksim_piggyback.csv`) on the same
+/// network: with `dfly_72.cfg`'s lookahead routing its packets carry no other router's global
+/// queues, which `piggyback_global_queues = false` models. Shift 0.2: the fork 249.5 cycles
+/// (4.198 routers traversed), dflab 253.6 (3.172 router hops); 0.3: 270.7 (4.521) and 276.6
+/// (3.523); UR 0.5: 110.6 and 111.0. The instant feedback of `ideal` is 70-80 cycles faster
+/// under shift there, so the tolerances (4 % as above) tell the transports apart.
+#[test]
+fn dgbs_piggybacked_feedback_reads_the_forks_piggyback_build() {
+    let pb = r#","feedback":"piggyback","piggyback_global_queues":false"#;
+    for (pattern, load, fork, fork_hops) in
+        [("ur", 0.5, 110.646, 2.305), ("adv+1", 0.2, 249.527, 3.198), ("adv+1", 0.3, 270.735, 3.521)]
+    {
+        let runs: Vec<_> = (1..=2).map(|s| simulate(&fork_72(pb, pattern, load, s)).unwrap().summary).collect();
+        let mean = runs.iter().map(|r| r.latency_mean_ns).sum::<f64>() / 2.0;
+        let hops = runs.iter().map(|r| r.hops_mean).sum::<f64>() / 2.0;
+        assert!((mean - fork).abs() / fork < 0.04, "{pattern} {load}: dflab {mean}, fork {fork}");
+        assert!((hops - fork_hops).abs() < 0.05, "{pattern} {load}: dflab {hops} hops, fork {fork_hops}");
+        assert!(runs.iter().all(|r| r.accepted_load > 0.99 * load), "{pattern} {load}: {runs:?}");
+        if pattern == "adv+1" {
+            let ideal = simulate(&fork_72("", pattern, load, 1)).unwrap().summary.latency_mean_ns;
+            assert!(ideal < 0.8 * fork, "{load}: ideal {ideal} against the piggyback build's {fork}");
+        }
     }
 }
 

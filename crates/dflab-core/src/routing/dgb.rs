@@ -42,7 +42,8 @@
 //! * The exploration's channel difference uses the network's link latencies (the fork's
 //!   constants 10 and 100 cycles are its network's); `chan_local_cycles`/`chan_global_cycles`
 //!   set them. Samples are recorded at the decision, not when the tail leaves the router.
-//! * Only the `ideal` feedback transport; the fork's `DGB_PIGGYBACK` is not modelled.
+//! * The feedback transport is the fork's default `DGB_IDEAL`; `feedback = "piggyback"` is its
+//!   `DGB_PIGGYBACK` (learnsets and global queues carried by packets, `dgb_piggyback.rs`).
 //! * Candidates and VCs are UGAL-L's. The intermediate is drawn as the fork's `GetIntmNode`
 //!   does (`intermediate = "any-shortcut"`, the default): any router, and the intermediate
 //!   group's entry router when it is also its exit toward the destination group. A draw in the
@@ -55,6 +56,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::contention::ContentionCounters;
+use super::dgb_piggyback::{Feedback, Piggyback, CARRIES_DEST, CARRIES_INTERMEDIATE};
 use super::dgb_table::{table_bytes, DgbTable, Learning, Observation};
 use super::ugal_l::{count_decision, decision_probe_specs, Choice, MinGateways, UgalL, UgalLParams};
 use super::valiant::ValiantHeader;
@@ -63,7 +65,7 @@ use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
 use crate::error::{Error, Result};
 use crate::network::Packet;
 use crate::stats::ProbeSpec;
-use crate::topology::{LinkClass, Topology};
+use crate::topology::{LinkClass, Topology, NONE};
 use crate::units::{ns_to_ps, transfer_ps, Time};
 
 /// The parameters of DGB (defaults: the fork's constants).
@@ -98,6 +100,14 @@ pub struct DgbParams {
     /// Latency estimates and residuals on net occupancies, without the flits and credits on
     /// the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads.
     pub remove_inflight: bool,
+    /// How residuals and the gateways' global queues reach the source router: `ideal` at once
+    /// (the fork's default), `piggyback` carried by packets (`dgb_piggyback.rs`).
+    pub feedback: Feedback,
+    /// With `piggyback`: packets over local links carry their router's global queues; false:
+    /// no router hears another's, as in the fork under BookSim's lookahead routing
+    /// (`routing_delay = 0`), whose routing function runs for the next router at the previous
+    /// one, so a packet carries the next router's own queues to it.
+    pub piggyback_global_queues: bool,
 }
 
 impl Default for DgbParams {
@@ -113,6 +123,8 @@ impl Default for DgbParams {
             intra_group: IntraGroup::Minimal,
             min_gateways: MinGateways::OwnFirst,
             remove_inflight: true,
+            feedback: Feedback::Ideal,
+            piggyback_global_queues: true,
         }
     }
 }
@@ -133,7 +145,28 @@ pub struct DgbHeader {
     pub decided_at: Time,
     /// 1 if the packet carries a residual back (an inter-group packet with two candidates).
     pub train: u8,
-    pub _pad: [u8; 7],
+    /// `piggyback`: the learnsets it carries (`CARRIES_DEST`, `CARRIES_INTERMEDIATE`).
+    pub carries: u8,
+    /// `piggyback`: the index (at its router) of the global port by which a non-minimal packet
+    /// leaves the source group (the key of its residual at the destination).
+    pub exit: u8,
+    pub _pad: [u8; 5],
+}
+
+/// DGB's control messages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DgbMsg {
+    /// `ideal`: a residual, straight to the source router.
+    Residual(Residual),
+    /// `piggyback`: global port `index` of the group (`index_in_group · h + port`) held `raw`
+    /// (net `net`) flits when a packet left the sender over a local link.
+    GlobalQ { index: u16, raw: u32, net: u32 },
+    /// `piggyback`: a packet carrying the learnset generated at `gen` for `receiver` has reached
+    /// it: the generator sends the learnset.
+    Fetch { receiver: u32, gen: Time },
+    /// `piggyback`: one residual of the learnset `generator` generated at `gen` (`port`
+    /// [`NO_PORT`] for the minimal one).
+    Entry { generator: u32, gen: Time, port: u16, d: f32 },
 }
 
 /// A residual handed from a destination router to a source router.
@@ -150,6 +183,8 @@ pub struct Residual {
 pub struct DgbState {
     pub table: DgbTable,
     pub counters: Option<ContentionCounters>,
+    /// `piggyback` only.
+    pub piggyback: Option<Box<Piggyback>>,
 }
 
 /// EDGB's contention counters' settings.
@@ -171,6 +206,8 @@ pub struct Dgb<const E: bool> {
     chan: [f64; 2],
     contention: Option<Contention>,
     remove_inflight: bool,
+    piggyback: bool,
+    global_queues: bool,
     probes: bool,
 }
 
@@ -216,17 +253,57 @@ impl<const E: bool> Dgb<E> {
         let ratio = learning.global_buffer as f64 / learning.local_buffer.max(1) as f64;
         let local_q_scale = p.local_q_scale.unwrap_or(ratio);
         let remove_inflight = p.remove_inflight;
+        let piggyback = p.feedback == Feedback::Piggyback;
+        let global_queues = piggyback && p.piggyback_global_queues;
         let probes = exp.run.decision_probes;
-        Ok(Dgb { inner, learning, local_q_scale, cycle_ps, wire, chan, contention, remove_inflight, probes })
+        Ok(Dgb {
+            inner,
+            learning,
+            local_q_scale,
+            cycle_ps,
+            wire,
+            chan,
+            contention,
+            remove_inflight,
+            piggyback,
+            global_queues,
+            probes,
+        })
     }
 
-    /// What the source router sees of the two candidates.
-    fn observe(&self, view: &RouterView, oracle: &OracleView, ch: &Choice, dest: u32) -> Observation {
+    /// What the source router sees of the two candidates (with `pig`, the global queues it
+    /// heard of, `dgb_piggyback.rs`).
+    fn observe(
+        &self,
+        view: &RouterView,
+        oracle: &OracleView,
+        ch: &Choice,
+        dest: u32,
+        pig: Option<&Piggyback>,
+    ) -> Observation {
         let topo = view.topo;
         let net = self.remove_inflight;
-        let (min_global, [q_min_g, q_min_g_net]) = exit_occupancy(view, oracle, ch.min.port, topo.group_of(dest), net);
-        let (_, [q_nm_g, q_nm_g_net]) = exit_occupancy(view, oracle, ch.nm.port, topo.group_of(ch.ir), net);
         let q_net = |port: u16, raw: u32| if net { view.port_net_occupancy(port) } else { raw };
+        let (q_min_net, q_nm_net) = (q_net(ch.min.port, ch.min.q), q_net(ch.nm.port, ch.nm.q));
+        let exit = |port: u16, group: u32, q_first_net: u32| -> (bool, [i64; 2]) {
+            let Some((router, exit)) = exit_port(view, port, group) else { return (false, [0, 0]) };
+            if router == view.router {
+                let raw = oracle.port_occupancy(router, exit);
+                return (true, [raw as i64, if net { oracle.port_net_occupancy(router, exit) } else { raw } as i64]);
+            }
+            let Some(pig) = pig else {
+                let raw = oracle.port_occupancy(router, exit);
+                return (false, [raw as i64, if net { oracle.port_net_occupancy(router, exit) } else { raw } as i64]);
+            };
+            let index = global_index(topo, router, exit);
+            match pig.global_q(index) {
+                Some((raw, heard_net)) => (false, [raw as i64, if net { heard_net } else { raw } as i64]),
+                // The fork's −1: the estimates fall back on the first port's occupancy.
+                None => (false, [-1, q_first_net as i64]),
+            }
+        };
+        let (min_global, [q_min_g, q_min_g_net]) = exit(ch.min.port, topo.group_of(dest), q_min_net);
+        let (_, [q_nm_g, q_nm_g_net]) = exit(ch.nm.port, topo.group_of(ch.ir), q_nm_net);
         // Two global hops against one; the rest are local.
         let extra_local = ch.nm.hops as f64 - 2.0 - (ch.min.hops as f64 - 1.0);
         Observation {
@@ -239,10 +316,10 @@ impl<const E: bool> Dgb<E> {
             q_nm: ch.nm.q,
             q_min_g,
             q_nm_g,
-            q_min_net: q_net(ch.min.port, ch.min.q),
-            q_nm_net: q_net(ch.nm.port, ch.nm.q),
-            q_min_g_net,
-            q_nm_g_net,
+            q_min_net,
+            q_nm_net,
+            q_min_g_net: q_min_g_net as u32,
+            q_nm_g_net: q_nm_g_net as u32,
             chan_diff: extra_local * self.chan[0] + self.chan[1],
         }
     }
@@ -270,30 +347,62 @@ impl<const E: bool> Dgb<E> {
         let view = &cx.view;
         let (now, dest) = (view.now, pkt.dst_router);
         let oracle = cx.oracle();
-        let dst_group = view.topo.group_of(dest);
-        let state = &mut *cx.state;
-        let c = match &mut state.counters {
+        let topo = view.topo;
+        let dst_group = topo.group_of(dest);
+        let DgbState { table, counters, piggyback } = &mut *cx.state;
+        let c = match counters {
             Some(cc) if dst_group != view.group => cc.contention(now, dst_group as usize),
             _ => 0,
         };
-        let table = &mut state.table;
+        let pig = piggyback.as_deref();
         let (mut seen, mut estimate) = (None, None);
         let hop = self.inner.decide_with(view, pkt, cx.rng, |ch, rng| {
-            let o = self.observe(view, &oracle, ch, dest);
+            let o = self.observe(view, &oracle, ch, dest, pig);
             table.train(now, &o, &self.learning, rng);
-            let nm_global = view.topo.class_of_port(ch.nm.port) == LinkClass::Global;
+            let nm_global = topo.class_of_port(ch.nm.port) == LinkClass::Global;
             let (minimal, min_hq) = self.minimal_wins(&o, nm_global, table.bias(dest, ch.nm.port), c);
-            (seen, estimate) = (Some((o, ch.min.port == ch.nm.port, minimal)), Some(min_hq));
+            let exit = exit_port(view, ch.nm.port, topo.group_of(ch.ir)).map(|(_, e)| e - topo.first_global_port());
+            (seen, estimate) = (Some((o, ch.min.port == ch.nm.port, minimal, exit)), Some(min_hq));
             minimal
         });
-        if let Some((o, same_port, minimal)) = seen {
+        if let Some((o, same_port, minimal, exit)) = seen {
             record_samples(table, &o, same_port, minimal);
             let q = self.src_queue(view, hop.port);
+            let mut carries = 0;
+            if let Some(pig) = piggyback.as_deref_mut() {
+                // The learnsets this packet carries back (`GenerateLearnset`).
+                let ir = pkt.hdr::<ValiantHeader>().inter_router;
+                if pig.generate(dest, now) {
+                    carries |= CARRIES_DEST;
+                }
+                let via = pkt.nonminimal && ir != NONE && ir != view.router && ir != dest;
+                if via && pig.generate(ir, now) {
+                    carries |= CARRIES_INTERMEDIATE;
+                }
+            }
+            let exit = exit.unwrap_or(0) as u8;
             let h = pkt.hdr_mut::<DgbHeader>();
-            *h = DgbHeader { nm_port: o.nm_port, q_src: q, decided_at: now, train: 1, ..*h };
+            *h = DgbHeader { nm_port: o.nm_port, q_src: q, decided_at: now, train: 1, carries, exit, ..*h };
         }
         count_decision(cx, self.probes, estimate);
         hop
+    }
+
+    /// `piggyback`: a packet leaving this router over a local link carries the occupancies of
+    /// the router's global ports to the next router (`dragonfly.cpp`, `carry_qlobalq`).
+    fn send_global_queues(&self, cx: &mut Ctx<'_, Self>, port: u16) {
+        let topo = cx.view.topo;
+        if topo.class_of_port(port) != LinkClass::Local {
+            return;
+        }
+        let first = topo.first_global_port();
+        for k in 0..topo.h as u16 {
+            let g = first + k;
+            let raw = cx.view.port_occupancy(g);
+            let net = cx.view.port_net_occupancy(g);
+            let index = global_index(topo, cx.view.router, g) as u16;
+            cx.send(Dest::Port(port), DgbMsg::GlobalQ { index, raw, net });
+        }
     }
 }
 
@@ -305,24 +414,22 @@ impl<const E: bool> Dgb<E> {
     }
 }
 
-/// Whether `port` of the deciding router is global, and the occupancy (raw, and net if `net`
-/// else raw again) of the global port by which a path through `port` leaves the group toward
-/// `group`.
-fn exit_occupancy(view: &RouterView, oracle: &OracleView, port: u16, group: u32, net: bool) -> (bool, [u32; 2]) {
+/// The router and global port by which a path that leaves the deciding router by `port`
+/// leaves the group toward `group` (`port` itself when it is global), if any.
+fn exit_port(view: &RouterView, port: u16, group: u32) -> Option<(u32, u16)> {
     let topo = view.topo;
-    let (router, exit) = if topo.class_of_port(port) == LinkClass::Global {
-        (view.router, port)
-    } else {
-        let Some((gateway, _)) = topo.peer(view.router, port) else { return (false, [0, 0]) };
-        let index = topo.index_in_group(gateway);
-        let Some(gw) = topo.gateways(view.group, group).iter().find(|gw| gw.0 as u32 == index) else {
-            return (false, [0, 0]);
-        };
-        (gateway, topo.first_global_port() + gw.1)
-    };
-    let raw = oracle.port_occupancy(router, exit);
-    let global = router == view.router;
-    (global, [raw, if net { oracle.port_net_occupancy(router, exit) } else { raw }])
+    if topo.class_of_port(port) == LinkClass::Global {
+        return Some((view.router, port));
+    }
+    let (gateway, _) = topo.peer(view.router, port)?;
+    let index = topo.index_in_group(gateway);
+    let gw = topo.gateways(view.group, group).iter().find(|gw| gw.0 as u32 == index)?;
+    Some((gateway, topo.first_global_port() + gw.1))
+}
+
+/// The index of global port `port` of `router` among its group's (`index_in_group · h + k`).
+fn global_index(topo: &Topology, router: u32, port: u16) -> usize {
+    topo.index_in_group(router) as usize * topo.h + (port - topo.first_global_port()) as usize
 }
 
 /// The fork's latency estimate with feedback `d`, or from the occupancies alone.
@@ -353,12 +460,9 @@ fn record_samples(table: &mut DgbTable, o: &Observation, same_port: bool, minima
 impl<const E: bool> Routing for Dgb<E> {
     type Header = DgbHeader;
     type RouterState = DgbState;
-    type Msg = Residual;
-    const HOOKS: Hooks = Hooks::DELIVER.with(Hooks::MSG).with(Hooks::ORACLE).with(Hooks::NET_OCCUPANCY).with(if E {
-        Hooks::ARRIVE
-    } else {
-        Hooks::NONE
-    });
+    type Msg = DgbMsg;
+    const HOOKS: Hooks =
+        Hooks::DELIVER.with(Hooks::MSG).with(Hooks::ORACLE).with(Hooks::NET_OCCUPANCY).with(Hooks::ARRIVE);
 
     fn vcs(&self) -> VcCounts {
         self.inner.vcs()
@@ -377,42 +481,63 @@ impl<const E: bool> Routing for Dgb<E> {
         DgbState {
             table: DgbTable::new(topo.routers(), first, topo.radix - first as usize),
             counters: self.contention.map(|c| ContentionCounters::new(topo.a, topo.g, c.window, c.threshold)),
+            piggyback: self.piggyback.then(|| Box::new(Piggyback::new(topo.a * topo.h))),
         }
     }
 
-    /// EDGB: UGAL-LE's counters (§4.2.1).
+    /// EDGB: UGAL-LE's counters (§4.2.1). `piggyback`: a packet that carries a learnset for
+    /// this router has reached it (`iq_router.cpp`, `ReceiveLearnset` on the tail's arrival):
+    /// fetch it from the router that generated it.
     fn on_arrive(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) {
         if let Some(cc) = &mut cx.state.counters {
             cc.observe(&cx.view, pkt);
         }
+        let h = *pkt.hdr::<DgbHeader>();
+        if h.carries == 0 {
+            return;
+        }
+        let here = cx.view.router;
+        let for_dest = h.carries & CARRIES_DEST != 0 && here == pkt.dst_router;
+        let for_ir = h.carries & CARRIES_INTERMEDIATE != 0 && here == h.valiant.inter_router;
+        if for_dest || for_ir {
+            let generator = cx.view.topo.router_of_node(pkt.src);
+            cx.send(Dest::Router { router: generator, delay: 0 }, DgbMsg::Fetch { receiver: here, gen: h.decided_at });
+        }
     }
 
     fn route(&self, cx: &mut Ctx<'_, Self>, pkt: &mut Packet) -> Hop {
-        if cx.view.is_source_router() && pkt.hops == 0 {
-            return self.decide(cx, pkt);
-        }
-        let hop = self.inner.next_hop(&cx.view, pkt, cx.rng);
-        // The source group's occupancies, for the residual.
-        let topo = cx.view.topo;
-        if topo.group_of(topo.router_of_node(pkt.src)) == cx.view.group {
-            let q = self.src_queue(&cx.view, hop.port);
-            let h = pkt.hdr_mut::<DgbHeader>();
-            h.q_src = h.q_src.saturating_add(q);
+        let hop = if cx.view.is_source_router() && pkt.hops == 0 {
+            self.decide(cx, pkt)
+        } else {
+            let hop = self.inner.next_hop(&cx.view, pkt, cx.rng);
+            // The source group's occupancies, for the residual.
+            let topo = cx.view.topo;
+            if topo.group_of(topo.router_of_node(pkt.src)) == cx.view.group {
+                let q = self.src_queue(&cx.view, hop.port);
+                let h = pkt.hdr_mut::<DgbHeader>();
+                h.q_src = h.q_src.saturating_add(q);
+            }
+            hop
+        };
+        if self.global_queues {
+            self.send_global_queues(cx, hop.port);
         }
         hop
     }
 
     /// Outside the source group the path is UGAL-L's table walk; inside it the occupancies are
-    /// read ([`Routing::route`]).
+    /// read ([`Routing::route`]); with `piggyback` every hop is routed, as it may carry the
+    /// global queues.
     #[inline(always)]
     fn route_without_view(&self, topo: &Topology, router: u32, in_port: u16, pkt: &mut Packet) -> Option<Hop> {
-        if topo.group_of(topo.router_of_node(pkt.src)) == topo.group_of(router) {
+        if self.piggyback || topo.group_of(topo.router_of_node(pkt.src)) == topo.group_of(router) {
             return None;
         }
         self.inner.route_without_view(topo, router, in_port, pkt)
     }
 
-    /// The destination router's residual, handed to the source router at once.
+    /// The destination router's residual: handed to the source router at once (`ideal`), or
+    /// kept for a learnset (`piggyback`).
     fn on_deliver(&self, cx: &mut Ctx<'_, Self>, pkt: &Packet) {
         let h = *pkt.hdr::<DgbHeader>();
         if h.train == 0 {
@@ -422,13 +547,43 @@ impl<const E: bool> Routing for Dgb<E> {
         let global = pkt.global_hops as f64;
         let wire = (pkt.hops as f64 - global) * self.wire[0] + global * self.wire[1];
         let d = elapsed - wire - pkt.hops as f64 - h.q_src as f64;
-        let port = if pkt.nonminimal { h.nm_port } else { NO_PORT };
         let src = cx.view.topo.router_of_node(pkt.src);
-        cx.send(Dest::Router { router: src, delay: 0 }, Residual { from: cx.view.router, port, d: d as f32 });
+        if let Some(pig) = &mut cx.state.piggyback {
+            pig.record(src, pkt.nonminimal.then_some((h.nm_port, h.exit)), d as f32);
+            return;
+        }
+        let port = if pkt.nonminimal { h.nm_port } else { NO_PORT };
+        let residual = Residual { from: cx.view.router, port, d: d as f32 };
+        cx.send(Dest::Router { router: src, delay: 0 }, DgbMsg::Residual(residual));
     }
 
-    fn on_msg(&self, cx: &mut Ctx<'_, Self>, _port: u16, m: Residual) {
-        cx.state.table.receive(m.from, (m.port != NO_PORT).then_some(m.port), m.d as f64);
+    fn on_msg(&self, cx: &mut Ctx<'_, Self>, _port: u16, m: DgbMsg) {
+        let here = cx.view.router;
+        let state = &mut *cx.state;
+        match m {
+            DgbMsg::Residual(r) => state.table.receive(r.from, (r.port != NO_PORT).then_some(r.port), r.d as f64),
+            DgbMsg::GlobalQ { index, raw, net } => {
+                if let Some(pig) = &mut state.piggyback {
+                    pig.set_global_q(index as usize, raw, net);
+                }
+            }
+            DgbMsg::Fetch { receiver, gen } => {
+                let Some(l) = state.piggyback.as_mut().and_then(|pig| pig.fetch(receiver, gen)) else { return };
+                let to = Dest::Router { router: receiver, delay: 0 };
+                if let Some(d) = l.min {
+                    cx.send(to, DgbMsg::Entry { generator: here, gen, port: NO_PORT, d });
+                }
+                for (port, d) in l.nm {
+                    cx.send(to, DgbMsg::Entry { generator: here, gen, port, d });
+                }
+            }
+            DgbMsg::Entry { generator, gen, port, d } => {
+                let Some(pig) = &mut state.piggyback else { return };
+                if pig.accept(generator, gen) {
+                    state.table.receive(generator, (port != NO_PORT).then_some(port), d as f64);
+                }
+            }
+        }
     }
 }
 
@@ -572,7 +727,7 @@ mod tests {
         // Delivered 100 cycles after the decision: 100 − (10 + 15 + 10) − 3 − 7 = 55.
         h.net.now = 100_000;
         let sent = h.deliver(&pkt);
-        let expect = Residual { from: dest, port: NO_PORT, d: 55.0 };
+        let expect = DgbMsg::Residual(Residual { from: dest, port: NO_PORT, d: 55.0 });
         assert_eq!(sent, vec![(Dest::Router { router: 0, delay: 0 }, expect)]);
         h.message(0, NO_PORT, expect);
         assert_eq!(h.state(0).table.feedback_min(dest), Some(55.0));

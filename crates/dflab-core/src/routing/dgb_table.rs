@@ -54,9 +54,10 @@ pub struct Observation {
     pub q_min: u32,
     pub q_nm: u32,
     /// The occupancy of the global port by which each candidate leaves the source group (at
-    /// the gateway router; the first port itself when it is global).
-    pub q_min_g: u32,
-    pub q_nm_g: u32,
+    /// the gateway router; the first port itself when it is global); −1 when not known
+    /// (`feedback = "piggyback"` before the gateway's value has arrived, the fork's −1).
+    pub q_min_g: i64,
+    pub q_nm_g: i64,
     pub q_min_net: u32,
     pub q_nm_net: u32,
     pub q_min_g_net: u32,

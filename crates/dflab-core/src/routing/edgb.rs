@@ -19,6 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::dgb::{window_ps, Contention, Dgb, DgbParams};
+use super::dgb_piggyback::Feedback;
 use super::ugal_l::MinGateways;
 use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
 use crate::error::Result;
@@ -51,6 +52,10 @@ pub struct EdgbParams {
     pub min_gateways: MinGateways,
     /// As DGB.
     pub remove_inflight: bool,
+    /// As DGB.
+    pub feedback: Feedback,
+    /// As DGB.
+    pub piggyback_global_queues: bool,
     /// The contention counters' sliding window (as UGAL-LE).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0e9))]
     pub window_ns: f64,
@@ -72,6 +77,8 @@ impl Default for EdgbParams {
             intra_group: d.intra_group,
             min_gateways: d.min_gateways,
             remove_inflight: d.remove_inflight,
+            feedback: d.feedback,
+            piggyback_global_queues: d.piggyback_global_queues,
             window_ns: 500.0,
             active_threshold: 5,
         }
@@ -94,6 +101,8 @@ impl EdgbParams {
             intra_group: self.intra_group,
             min_gateways: self.min_gateways,
             remove_inflight: self.remove_inflight,
+            feedback: self.feedback,
+            piggyback_global_queues: self.piggyback_global_queues,
         }
     }
 }

@@ -197,6 +197,11 @@ impl<R: Routing> Harness<R> {
         std::mem::take(&mut self.scratch.out.sends)
     }
 
+    /// The messages the hooks called since the last call that returned them have sent.
+    pub fn sent(&mut self) -> Vec<(super::Dest, R::Msg)> {
+        std::mem::take(&mut self.scratch.out.sends)
+    }
+
     pub fn state(&self, router: u32) -> &R::RouterState {
         &self.states[router as usize]
     }

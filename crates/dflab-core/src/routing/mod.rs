@@ -14,6 +14,7 @@ pub mod adaptive;
 pub mod contention;
 pub mod ctx;
 pub mod dgb;
+pub mod dgb_piggyback;
 pub mod dgb_table;
 pub mod edgb;
 pub mod harness;
