@@ -236,14 +236,22 @@ mod tests {
         }
     }
 
-    /// A bias of b flits shifts Algorithm 2's cut as UGAL-L's.
+    /// A bias of b flits shifts Algorithm 2's cut as UGAL-L's: with C = 8 the same candidates
+    /// (same draws) that won at `10 > 2·H_nm` win at `10 > 2·H_nm + 2` only with at most 3 hops.
     #[test]
     fn the_bias_applies_to_the_contention_estimate() {
+        let plain = UgalLe::new(UgalLeParams::default());
         let biased = UgalLe::new(UgalLeParams { bias: 2.0, ..Default::default() });
+        let mut moved = 0;
         for seed in 0..400 {
-            if let (true, h_nm) = decide(&biased, FAR, 8, seed) {
-                assert!(h_nm <= 3, "seed {seed}: 10 <= 2·{h_nm} + 2 should keep it minimal");
+            let (nonmin, h_nm) = decide(&plain, FAR, 8, seed);
+            let (biased_nonmin, biased_h_nm) = decide(&biased, FAR, 8, seed);
+            assert_eq!(biased_nonmin, nonmin && h_nm <= 3, "seed {seed}: {h_nm}-hop Valiant candidate");
+            if biased_nonmin {
+                assert_eq!(biased_h_nm, h_nm, "seed {seed}: the same candidate");
             }
+            moved += (nonmin && !biased_nonmin) as u32;
         }
+        assert!(moved > 3, "the bias kept {moved} 4-hop Valiant paths minimal");
     }
 }
