@@ -710,17 +710,7 @@ mod tests {
         h.net.set_on_wire(1, topo.first_global_port() + k, 0, 3);
         // Walk the packet from node 0 (empty network: minimal, 3 hops).
         let mut pkt = h.packet(0, FAR);
-        let (mut router, mut in_port) = (0, topo.host_port_of_node(0));
-        loop {
-            let hop = h.route(router, in_port, &mut pkt);
-            if topo.is_host_port(hop.port) {
-                break;
-            }
-            let (peer, pport) = topo.peer(router, hop.port).unwrap();
-            pkt.hops += 1;
-            pkt.global_hops += (pport >= topo.first_global_port()) as u8;
-            (router, in_port) = (peer, pport);
-        }
+        h.walk(&mut pkt);
         assert!(!pkt.nonminimal);
         assert_eq!((pkt.hops, pkt.global_hops), (3, 1));
         assert_eq!(pkt.hdr::<DgbHeader>().q_src, 7);

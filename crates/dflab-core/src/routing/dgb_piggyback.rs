@@ -178,7 +178,6 @@ impl Piggyback {
 mod tests {
     use super::*;
     use crate::config::{Experiment, Intermediate};
-    use crate::network::Packet;
     use crate::routing::dgb::{Dgb, DgbHeader, DgbMsg, DgbParams};
     use crate::routing::harness::{Harness, Net};
     use crate::routing::{Dest, NO_PORT};
@@ -201,23 +200,6 @@ mod tests {
     /// A node on router 6 of group 5.
     const FAR: u32 = 5 * 32 + 6;
 
-    /// Route `pkt` hop by hop from its source to its destination router (not ejected).
-    fn walk(h: &mut Harness<Dgb<false>>, pkt: &mut Packet) {
-        let topo = h.net.topo.clone();
-        let (mut router, mut in_port) = (topo.router_of_node(pkt.src), topo.host_port_of_node(pkt.src));
-        loop {
-            let hop = h.route(router, in_port, pkt);
-            if topo.is_host_port(hop.port) {
-                return;
-            }
-            let (peer, pport) = topo.peer(router, hop.port).unwrap();
-            pkt.hops += 1;
-            pkt.global_hops += (pport >= topo.first_global_port()) as u8;
-            (router, in_port) = (peer, pport);
-            h.arrive(router, in_port, pkt);
-        }
-    }
-
     /// The residual a destination measures stays there until the destination sends a packet
     /// of its own to the source (or through it): that packet's arrival brings it to the source,
     /// whose next sample then includes it (`ideal` would have handed it over at once).
@@ -227,7 +209,7 @@ mod tests {
         let topo = h.net.topo.clone();
         let dest = topo.router_of_node(FAR);
         let mut pkt = h.packet(0, FAR);
-        walk(&mut h, &mut pkt);
+        h.walk(&mut pkt);
         assert_eq!((pkt.nonminimal, pkt.hops, pkt.global_hops), (false, 3, 1));
         // Delivered 100 cycles after the decision: 100 − (10 + 15 + 10) − 3 − 0 = 62.
         h.net.now = 100_000;
@@ -237,7 +219,7 @@ mod tests {
         // A packet of the destination router to router 0 carries it.
         h.net.now = 150_000;
         let mut back = h.packet(FAR, 1);
-        walk(&mut h, &mut back);
+        h.walk(&mut back);
         assert_eq!(back.hdr::<DgbHeader>().carries, CARRIES_DEST);
         assert_eq!(h.state(dest).piggyback.as_ref().unwrap().pending(), 1);
         // Its arrival at router 0 (the last `arrive` of the walk) fetched it.
@@ -272,7 +254,7 @@ mod tests {
             h.state_mut(0).table.set_bias(dest, port, -200.0);
         }
         let mut pkt = h.packet(0, FAR);
-        walk(&mut h, &mut pkt);
+        h.walk(&mut pkt);
         assert!(pkt.nonminimal);
         let hdr = *pkt.hdr::<DgbHeader>();
         let ir = hdr.valiant.inter_router;

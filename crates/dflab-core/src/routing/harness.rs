@@ -197,6 +197,24 @@ impl<R: Routing> Harness<R> {
         std::mem::take(&mut self.scratch.out.sends)
     }
 
+    /// Route `pkt` hop by hop from its source router to its destination router as the engine
+    /// would (`route`, then `on_arrive` at the next router; hops counted), without ejecting it.
+    pub fn walk(&mut self, pkt: &mut Packet) {
+        let topo = self.net.topo.clone();
+        let (mut router, mut in_port) = (topo.router_of_node(pkt.src), topo.host_port_of_node(pkt.src));
+        loop {
+            let hop = self.route(router, in_port, pkt);
+            if topo.is_host_port(hop.port) {
+                return;
+            }
+            let (peer, pport) = topo.peer(router, hop.port).expect("a router-to-router hop");
+            pkt.hops += 1;
+            pkt.global_hops += (pport >= topo.first_global_port()) as u8;
+            (router, in_port) = (peer, pport);
+            self.arrive(router, in_port, pkt);
+        }
+    }
+
     /// The messages the hooks called since the last call that returned them have sent.
     pub fn sent(&mut self) -> Vec<(super::Dest, R::Msg)> {
         std::mem::take(&mut self.scratch.out.sends)
