@@ -287,20 +287,20 @@ impl<const E: bool> Dgb<E> {
         let (q_min_net, q_nm_net) = (q_net(ch.min.port, ch.min.q), q_net(ch.nm.port, ch.nm.q));
         let exit = |port: u16, group: u32, q_first_net: u32| -> (bool, [i64; 2]) {
             let Some((router, exit)) = exit_port(view, port, group) else { return (false, [0, 0]) };
-            if router == view.router {
-                let raw = oracle.port_occupancy(router, exit);
-                return (true, [raw as i64, if net { oracle.port_net_occupancy(router, exit) } else { raw } as i64]);
-            }
-            let Some(pig) = pig else {
-                let raw = oracle.port_occupancy(router, exit);
-                return (false, [raw as i64, if net { oracle.port_net_occupancy(router, exit) } else { raw } as i64]);
+            let own = router == view.router;
+            let (raw, net_q) = match pig.filter(|_| !own) {
+                // Read directly: the router's own port, or any with `ideal` feedback.
+                None => {
+                    let raw = oracle.port_occupancy(router, exit);
+                    (raw, if net { oracle.port_net_occupancy(router, exit) } else { raw })
+                }
+                Some(pig) => match pig.global_q(global_index(topo, router, exit)) {
+                    Some((raw, heard_net)) => (raw, if net { heard_net } else { raw }),
+                    // The fork's −1: the estimates fall back on the first port's occupancy.
+                    None => return (false, [-1, q_first_net as i64]),
+                },
             };
-            let index = global_index(topo, router, exit);
-            match pig.global_q(index) {
-                Some((raw, heard_net)) => (false, [raw as i64, if net { heard_net } else { raw } as i64]),
-                // The fork's −1: the estimates fall back on the first port's occupancy.
-                None => (false, [-1, q_first_net as i64]),
-            }
+            (own, [raw as i64, net_q as i64])
         };
         let (min_global, [q_min_g, q_min_g_net]) = exit(ch.min.port, topo.group_of(dest), q_min_net);
         let (_, [q_nm_g, q_nm_g_net]) = exit(ch.nm.port, topo.group_of(ch.ir), q_nm_net);
@@ -361,7 +361,10 @@ impl<const E: bool> Dgb<E> {
             table.train(now, &o, &self.learning, rng);
             let nm_global = topo.class_of_port(ch.nm.port) == LinkClass::Global;
             let (minimal, min_hq) = self.minimal_wins(&o, nm_global, table.bias(dest, ch.nm.port), c);
-            let exit = exit_port(view, ch.nm.port, topo.group_of(ch.ir)).map(|(_, e)| e - topo.first_global_port());
+            // `piggyback`: the key of a non-minimal residual at the destination.
+            let exit = pig
+                .and_then(|_| exit_port(view, ch.nm.port, topo.group_of(ch.ir)))
+                .map(|(_, e)| e - topo.first_global_port());
             (seen, estimate) = (Some((o, ch.min.port == ch.nm.port, minimal, exit)), Some(min_hq));
             minimal
         });
