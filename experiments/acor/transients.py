@@ -2,6 +2,7 @@
 
     .venv/bin/python experiments/acor/transients.py [--preset acor-5256] [--seeds 10]
         [--out results/acor] [--only transients|fairness] [--hi 100,500,2000]
+        [--hysteresis restart|fixed]
 
 Figs. 9-10: ADV+h, the load steps from 5 % to 25 % (and from 25 % to 5 %) at t = 0, after a
 warm-up of 10 µs at the first load; mean latency of the packets delivered in each 100 ns window
@@ -111,10 +112,14 @@ def settles_at(curve: list[tuple[float, float]]) -> float | None:
 
 def transients(args: argparse.Namespace) -> None:
     # ACOR-Switch 3L at each hysteresis interval (Fig. 9's series; 500 ns is Table 3's).
+    # `--hysteresis fixed`: the paper's fixed grid of windows (runs and labels of their own).
+    fixed = args.hysteresis == "fixed"
+    suffix = " fixed windows" if fixed else ""
     lines = {
-        ("ACOR-Switch 3L" if hi == 500 else f"ACOR-Switch 3L HI {hi:g} ns"): {
+        ("ACOR-Switch 3L" if hi == 500 else f"ACOR-Switch 3L HI {hi:g} ns") + suffix: {
             "algorithm": "ACOR",
             **({} if hi == 500 else {"hi_ns": hi}),
+            **({"hysteresis": "fixed"} if fixed else {}),
         }
         for hi in args.hi
     }
@@ -140,7 +145,7 @@ def transients(args: argparse.Namespace) -> None:
             )
             if label.startswith("ACOR"):
                 # Fig. 10 draws the switches at Table 3's interval; the others are printed.
-                ax_levels = axes[1][col] if label == "ACOR-Switch 3L" else None
+                ax_levels = axes[1][col] if label == "ACOR-Switch 3L" + suffix else None
                 levels(ax_levels, runs, args, rising=after > before)
         ax.set_title(f"ADV+h, load {before:.0%} -> {after:.0%} at t = 0")
         ax.set_ylabel("mean latency (ns)")
@@ -148,7 +153,8 @@ def transients(args: argparse.Namespace) -> None:
     for ax in axes[1]:
         ax.set_xlabel("time after the step (ns)")
     fig.tight_layout()
-    fig.savefig(args.out / "fig9_fig10_transients.png", dpi=110)
+    name = "fig9_fig10_transients_fixed.png" if fixed else "fig9_fig10_transients.png"
+    fig.savefig(args.out / name, dpi=110)
 
 
 def switch_changes(run: dict, a: int) -> tuple[list[float], list[float]]:
@@ -241,6 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda v: [float(x) for x in v.split(",")],
         default=[500.0],
         help="ACOR-Switch hysteresis intervals in ns, comma-separated (Fig. 9; default 500)",
+    )
+    ap.add_argument(
+        "--hysteresis",
+        choices=["restart", "fixed"],
+        default="restart",
+        help="ACOR-Switch's windows: FOGSim's restart at a level increase (default) or the"
+        " paper's fixed grid (routing.hysteresis)",
     )
     args = ap.parse_args(argv)
     if any(hi <= 0 for hi in args.hi):

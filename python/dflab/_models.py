@@ -27,8 +27,8 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'IMB': ('bias_schedule', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
     'PB': ('c_g_pct', 'flag_period_cycles', 'policy', 'recompute', 'reevaluate', 'restricted', 't_g_packets', 't_l'),
-    'ACOR': ('dt1', 'dt2', 'hi_ns', 'it1', 'it2', 'management', 'sequence'),
-    'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'flag_period_cycles', 'hi_ns', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
+    'ACOR': ('dt1', 'dt2', 'hi_ns', 'hysteresis', 'it1', 'it2', 'management', 'sequence'),
+    'PB-ACOR': ('c_g_pct', 'dt1', 'dt2', 'flag_period_cycles', 'hi_ns', 'hysteresis', 'it1', 'it2', 'sequence', 't_g_packets', 't_l'),
     'Q-adaptive': ('epsilon', 'learning_rate', 'learning_rate2', 'q_init_scale', 'q_thld1', 'q_thld2', 'q_truncate', 'q_update'),
     'Q-routing': ('epsilon', 'learning_rate', 'learning_rate2', 'max_q', 'q_truncate', 'q_update'),
 }
@@ -104,6 +104,7 @@ class Routing(Section):
     flag_period_cycles: int | None = Field(None, ge=1, le=1000000, description="Cycles between two computations of a router's saturation flags (FOGSim: every cycle). More is cheaper and leaves the flags up to that many cycles staler. (Applies to PB, PB-ACOR.)")
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
     hi_ns: Number | None = Field(None, ge=0.001, le=1000000000.0, description='Hysteresis interval (ACOR-Switch). (Applies to ACOR, PB-ACOR.)')
+    hysteresis: Annotated[str, AfterValidator(choice(('restart', 'fixed')))] | None = Field(None, description='Whether a level increase restarts the hysteresis window and clears the count (`restart`, FOGSim) or the windows run on a fixed grid (`fixed`, §4.2.2 as written). (Applies to ACOR, PB-ACOR.)')
     intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR, IMB.)')
     intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, DGB, EDGB, PAR, IMB.)")
     it1: int | None = Field(None, ge=1, le=4294967295, description='Refused attempts that raise level 1 to 2. (Applies to ACOR, PB-ACOR.)')

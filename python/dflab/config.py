@@ -86,6 +86,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "workload.end_with_jobs": [],
     "routing.feedback": "ideal",
     "routing.piggyback_global_queues": True,
+    "routing.hysteresis": "restart",
 }
 
 

@@ -305,6 +305,20 @@ def test_dgbs_feedback_transport_is_a_later_key() -> None:
         )
 
 
+def test_acors_hysteresis_grid_is_a_later_key() -> None:
+    # routing.hysteresis came after the hash schema: restart (FOGSim, the engine before it)
+    # keeps a stored ACOR or PB-ACOR point's key; the paper's fixed grid is another run.
+    for algorithm in ("ACOR", "PB-ACOR"):
+        routing = {"algorithm": algorithm}
+        plain = validate(Experiment, {"preset": "acor-1056", "routing": routing})
+        assert plain.canonical()["routing"]["hysteresis"] == "restart"
+        assert "hysteresis" not in without_later_defaults(plain.canonical())["routing"]
+        restart = {"preset": "acor-1056", "routing": {**routing, "hysteresis": "restart"}}
+        assert validate(Experiment, restart).content_hash() == plain.content_hash()
+        fixed = {"preset": "acor-1056", "routing": {**routing, "hysteresis": "fixed"}}
+        assert validate(Experiment, fixed).content_hash() != plain.content_hash()
+
+
 def test_q_adaptives_initial_scale_is_a_later_key() -> None:
     # routing.q_init_scale came after the hash schema: 1 (the reference's initial values, the
     # engine before it) keeps a stored Q-adaptive point's key; another scale is another run.

@@ -160,3 +160,35 @@ fn recomputation_happens_only_at_the_head_of_an_injection_queue() {
     let once = run(&with(acor("VAL", "adv+1", 0.5), &[("recompute", false.into())]));
     assert!(once.probes.per_router["reroutes"].iter().sum::<u64>() > 0);
 }
+
+#[test]
+fn with_fixed_windows_the_switches_come_down_together_one_window_after_the_step_down() {
+    // §4.2.2 as written (`routing.hysteresis = "fixed"`): every switch's windows end on the grid
+    // of HI = 500 ns, so the first window that ends after a step down at 7 µs (a grid point)
+    // holds only low-load time and the switches go down together at 7.5 µs, the paper's "to a
+    // lower level in less than 0.5 µs" (Fig. 10); a switch still congested then, or two
+    // levels up, follows a window later. FOGSim's restart leaves each switch's window where its last increase put it:
+    // most straddle the step and come down up to a window later, at times off the grid.
+    let step = |hysteresis: &str| {
+        let mut e = with(acor("ACOR", "adv+h", 0.05), &[("hysteresis", hysteresis.into())]);
+        e.traffic.phases = vec![
+            PhaseConfig { start_us: 3.0, load: Some(0.45), pattern: None },
+            PhaseConfig { start_us: 7.0, load: Some(0.05), pattern: None },
+        ];
+        (e.run.warmup_us, e.run.measure_us) = (1.0, 10.0);
+        let trace = run(&e).probes.traces["acor_level"].clone();
+        let mut last = std::collections::HashMap::new();
+        for c in trace.iter().filter(|c| c.time_ps > 7_000_000) {
+            last.insert(c.router, (c.time_ps, c.value));
+        }
+        assert!(last.len() > 50, "{hysteresis}: {} switches came down", last.len());
+        assert!(last.values().all(|&(_, level)| level == 1), "{hysteresis}: {last:?}");
+        let times: Vec<Time> = last.values().map(|&(t, _)| t).collect();
+        let by_7_5 = times.iter().filter(|&&t| t <= 7_500_000).count() as f64 / times.len() as f64;
+        let on_grid = times.iter().all(|t| t % 500_000 == 0);
+        (by_7_5, on_grid, *times.iter().max().unwrap())
+    };
+    let (fixed, restart) = (step("fixed"), step("restart"));
+    assert!(fixed.0 > 0.8 && fixed.1 && fixed.2 <= 8_000_000, "fixed windows: {fixed:?}");
+    assert!(restart.0 < 0.5 && !restart.1 && restart.2 > fixed.2, "restart: {restart:?}");
+}

@@ -12,6 +12,9 @@
 //!   hysteresis window of `hi_ns` ends with at most `DT` of them ([`super::acor_level`]).
 //!   `"packet"` (ACOR-Packet): each packet starts at level 1 and goes up one level at each of
 //!   its refused attempts.
+//! * `routing.hysteresis = "restart"` (default, FOGSim): a level increase clears the count and
+//!   restarts the switch's window; `"fixed"`: the windows run on a fixed grid and only their
+//!   ends clear the count, as §4.2.2 reads (ACOR-Switch and PB-ACOR).
 //! * Parameters default to the paper's Table 3 (HI 500 ns, IT 15/500, DT 5/15, sequence 3L).
 //! * VCs: FOGSim's ladder `l0 g0 l1 l2 g1 l3`; at most 6 router hops.
 //!
@@ -22,7 +25,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::acor_level::{Change, Levels, Management, Sequence, SwitchLevel};
+use super::acor_level::{Change, Hysteresis, Levels, Management, Sequence, SwitchLevel};
 use super::misroute::{self, MisrouteHeader};
 use super::paths::port_to_group;
 use super::val::attempt_period;
@@ -46,6 +49,9 @@ pub struct AcorParams {
     /// Hysteresis interval (ACOR-Switch).
     #[schemars(range(min = 0.001, max = 1.0e9))]
     pub hi_ns: f64,
+    /// Whether a level increase restarts the hysteresis window and clears the count
+    /// (`restart`, FOGSim) or the windows run on a fixed grid (`fixed`, §4.2.2 as written).
+    pub hysteresis: Hysteresis,
     /// Refused attempts that raise level 1 to 2.
     #[schemars(range(min = 1))]
     pub it1: u32,
@@ -64,6 +70,7 @@ impl Default for AcorParams {
             sequence: Sequence::ThreeL,
             management: Management::Switch,
             hi_ns: 500.0,
+            hysteresis: Hysteresis::Restart,
             it1: 15,
             it2: 500,
             dt1: 5,
@@ -141,7 +148,13 @@ pub struct Acor {
 
 impl Acor {
     pub fn new(cx: &BuildCtx, params: AcorParams) -> Result<Acor> {
-        let levels = Levels::new(params.sequence, params.hi_ns, (params.it1, params.it2), (params.dt1, params.dt2))?;
+        let levels = Levels::new(
+            params.sequence,
+            params.hi_ns,
+            params.hysteresis,
+            (params.it1, params.it2),
+            (params.dt1, params.dt2),
+        )?;
         Ok(Acor {
             params,
             switch: SwitchLevels { levels, probe: misroute::COMMON_PROBES },

@@ -14,6 +14,15 @@
 //! * when a window ends with `blocked <= DT(level)` the level goes down; either way `blocked`
 //!   and the window restart.
 //!
+//! `routing.hysteresis = "fixed"` is §4.2.2 as the paper writes it, which FOGSim does not
+//! do: "the blocked packet counter is reset at the end of every hysteresis interval", and a
+//! level goes up "without waiting for the end of the interval", with no word of a restart. So
+//! the windows run on a fixed grid of `HI` from t = 0 and the counter is cleared only at their
+//! ends: a level increase neither clears it nor moves the window. Every switch's windows then
+//! end together, and the window that ends first after a load step holds no time before it
+//! (with FOGSim's restart a switch's window straddles the step; docs/acor-results.md, Figs.
+//! 9-10).
+//!
 //! Thresholds: 3L uses IT1 to leave level 1, IT2 to leave level 2, DT1 to return to level 1
 //! and DT2 to return to level 2; 2LA and 2LB use only IT1 and DT1 (FOGSim's indexing).
 //! Levels are 0-based here (the paper's level 1 is 0).
@@ -66,12 +75,27 @@ pub enum Management {
     Switch,
 }
 
+/// When ACOR-Switch's hysteresis window restarts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hysteresis {
+    /// FOGSim's `switchModule.cc`: a level increase clears the counter and restarts the
+    /// window; a window's end clears it and starts the next.
+    #[default]
+    Restart,
+    /// §4.2.2 as written: windows on a fixed grid of `HI` from t = 0; the counter is cleared
+    /// only at a window's end.
+    Fixed,
+}
+
 /// The level thresholds and the hysteresis window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Levels {
     pub sequence: Sequence,
     /// Hysteresis interval.
     pub hi: Time,
+    /// Whether a level increase restarts the window (and clears the counter).
+    pub hysteresis: Hysteresis,
     /// Per level: go up when `blocked >= up[level]` (None at the top).
     up: [Option<u32>; 3],
     /// Per level: go down when a window ends with `blocked <= down[level]` (None at level 0).
@@ -80,7 +104,13 @@ pub struct Levels {
 
 impl Levels {
     /// `it`/`dt` are (IT1, IT2) and (DT1, DT2); `hi_ns` the window.
-    pub fn new(sequence: Sequence, hi_ns: f64, it: (u32, u32), dt: (u32, u32)) -> Result<Levels> {
+    pub fn new(
+        sequence: Sequence,
+        hi_ns: f64,
+        hysteresis: Hysteresis,
+        it: (u32, u32),
+        dt: (u32, u32),
+    ) -> Result<Levels> {
         let hi = ns_to_ps(hi_ns);
         if hi == 0 {
             return Err(Error::config("routing.hi_ns", format!("{hi_ns}: must be above 0")));
@@ -89,7 +119,7 @@ impl Levels {
             Sequence::ThreeL => ([Some(it.0), Some(it.1), None], [None, Some(dt.0), Some(dt.1)]),
             _ => ([Some(it.0), None, None], [None, Some(dt.0), None]),
         };
-        Ok(Levels { sequence, hi, up, down })
+        Ok(Levels { sequence, hi, hysteresis, up, down })
     }
 
     pub fn policy(&self, level: u8) -> Policy {
@@ -136,8 +166,10 @@ impl SwitchLevel {
         match levels.up[self.level as usize] {
             Some(it) if self.blocked >= it => {
                 self.level += 1;
-                self.blocked = 0;
-                self.start = now;
+                if levels.hysteresis == Hysteresis::Restart {
+                    self.blocked = 0;
+                    self.start = now;
+                }
                 Change::Up
             }
             _ => Change::None,
@@ -197,7 +229,7 @@ mod tests {
     const NS: Time = 1000;
 
     fn levels(seq: Sequence) -> Levels {
-        Levels::new(seq, 500.0, (15, 500), (5, 15)).unwrap()
+        Levels::new(seq, 500.0, Hysteresis::Restart, (15, 500), (5, 15)).unwrap()
     }
 
     #[test]
@@ -283,11 +315,43 @@ mod tests {
     }
 
     #[test]
+    fn fixed_windows_neither_restart_nor_clear_at_a_level_increase() {
+        let l = Levels::new(Sequence::ThreeL, 500.0, Hysteresis::Fixed, (15, 500), (5, 15)).unwrap();
+        let mut s = SwitchLevel::default();
+        assert_eq!(s.ensure_armed(&l, 130 * NS), Some(500 * NS));
+        for _ in 0..14 {
+            assert_eq!(s.blocked_attempt(&l, 200 * NS), Change::None);
+        }
+        // Up at the 15th attempt, at once; the counter goes on and the window stays.
+        assert_eq!(s.blocked_attempt(&l, 210 * NS), Change::Up);
+        assert_eq!((s.level, s.blocked, s.start), (1, 15, 0));
+        assert_eq!(s.window_end(&l, 300 * NS), 500 * NS);
+        // IT2 counts from the window's start: 485 more attempts reach 500.
+        for _ in 0..484 {
+            assert_eq!(s.blocked_attempt(&l, 300 * NS), Change::None);
+        }
+        assert_eq!(s.blocked_attempt(&l, 310 * NS), Change::Up);
+        assert_eq!((s.level, s.blocked), (2, 500));
+        // The timer set at the first arming finds the window's end where it was.
+        assert_eq!(s.on_timer(&l, 500 * NS), (Change::None, Some(1000 * NS)));
+        assert_eq!((s.blocked, s.start), (0, 500 * NS));
+        // A quiet window on the grid lowers the level at its end, 1 µs after t = 0.
+        assert_eq!(s.on_timer(&l, 1000 * NS), (Change::Down, Some(1500 * NS)));
+        // With FOGSim's restart the same attempts leave the level 1 window at 710 ns.
+        let r = levels(Sequence::ThreeL);
+        let mut s = SwitchLevel::default();
+        for _ in 0..15 {
+            s.blocked_attempt(&r, 210 * NS);
+        }
+        assert_eq!((s.level, s.blocked, s.window_end(&r, 300 * NS)), (1, 0, 710 * NS));
+    }
+
+    #[test]
     fn sequences_parse_by_the_papers_labels() {
         let s: Sequence = serde_json::from_str("\"2LB\"").unwrap();
         assert_eq!(s, Sequence::TwoLB);
         assert_eq!(serde_json::from_str::<Sequence>("\"3l\"").unwrap(), Sequence::ThreeL);
         assert_eq!(Sequence::ThreeL.policies(), &[Policy::CrgGr, Policy::CrgSw, Policy::RrgSw]);
-        assert!(Levels::new(Sequence::ThreeL, 0.0, (1, 1), (1, 1)).is_err());
+        assert!(Levels::new(Sequence::ThreeL, 0.0, Hysteresis::Restart, (1, 1), (1, 1)).is_err());
     }
 }

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::acor::{level_probes, SwitchLevels};
-use super::acor_level::{Levels, Sequence, SwitchLevel};
+use super::acor_level::{Hysteresis, Levels, Sequence, SwitchLevel};
 use super::misroute::{self, MisrouteHeader, Policy};
 use super::pb::{PbParams, PbRule, PB_PROBES};
 use super::{BuildCtx, Ctx, Hooks, Hop, NoMsg, Routing, VcCounts};
@@ -37,6 +37,9 @@ pub struct PbAcorParams {
     /// Hysteresis interval.
     #[schemars(range(min = 0.001, max = 1.0e9))]
     pub hi_ns: f64,
+    /// Whether a level increase restarts the hysteresis window and clears the count
+    /// (`restart`, FOGSim) or the windows run on a fixed grid (`fixed`, §4.2.2 as written).
+    pub hysteresis: Hysteresis,
     /// Refused attempts of misrouted packets that raise level 1 to 2.
     #[schemars(range(min = 1))]
     pub it1: u32,
@@ -67,6 +70,7 @@ impl Default for PbAcorParams {
         PbAcorParams {
             sequence: Sequence::ThreeL,
             hi_ns: 500.0,
+            hysteresis: Hysteresis::Restart,
             it1: 15,
             it2: 50,
             dt1: 5,
@@ -105,7 +109,7 @@ impl PbAcor {
             t_l: p.t_l,
             flag_period_cycles: p.flag_period_cycles,
         };
-        let levels = Levels::new(p.sequence, p.hi_ns, (p.it1, p.it2), (p.dt1, p.dt2))?;
+        let levels = Levels::new(p.sequence, p.hi_ns, p.hysteresis, (p.it1, p.it2), (p.dt1, p.dt2))?;
         Ok(PbAcor { rule: PbRule::new(cx, pb), switch: SwitchLevels { levels, probe: PB_PROBES } })
     }
 
