@@ -2,7 +2,7 @@
 
     .venv/bin/python experiments/acor/transients.py [--preset acor-5256] [--seeds 10]
         [--out results/acor] [--only transients|fairness] [--hi 100,500,2000]
-        [--hysteresis restart|fixed]
+        [--hysteresis restart|fixed] [--set KEY=VALUE ...]
 
 Figs. 9-10: ADV+h, the load steps from 5 % to 25 % (and from 25 % to 5 %) at t = 0, after a
 warm-up of 10 µs at the first load; mean latency of the packets delivered in each 100 ns window
@@ -77,6 +77,22 @@ def step_config(preset: str, routing: dict, before: float, after: float, seed: i
     }
 
 
+def with_sets(config: dict, sets: list[str]) -> dict:
+    """`config` with each `key=value` of `--set` (dotted key, JSON value or a string)."""
+    for item in sets:
+        key, _, raw = item.partition("=")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        *path, last = key.split(".")
+        table = config
+        for part in path:
+            table = table.setdefault(part, {})
+        table[last] = value
+    return config
+
+
 def latency_curve(runs: list[dict]) -> list[tuple[float, float]]:
     """(ns after the step, mean latency) per window, weighted by the packets over the seeds."""
     sums: dict[float, tuple[float, int]] = {}
@@ -114,7 +130,8 @@ def transients(args: argparse.Namespace) -> None:
     # ACOR-Switch 3L at each hysteresis interval (Fig. 9's series; 500 ns is Table 3's).
     # `--hysteresis fixed`: the paper's fixed grid of windows (runs and labels of their own).
     fixed = args.hysteresis == "fixed"
-    suffix = " fixed windows" if fixed else ""
+    sets = "".join(f" {item}" for item in args.set)
+    suffix = (" fixed windows" if fixed else "") + sets
     lines = {
         ("ACOR-Switch 3L" if hi == 500 else f"ACOR-Switch 3L HI {hi:g} ns") + suffix: {
             "algorithm": "ACOR",
@@ -123,7 +140,7 @@ def transients(args: argparse.Namespace) -> None:
         }
         for hi in args.hi
     }
-    lines.update({f"VAL {p}": {"algorithm": "VAL", "policy": p} for p in VAL_POLICIES})
+    lines.update({f"VAL {p}{sets}": {"algorithm": "VAL", "policy": p} for p in VAL_POLICIES})
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex="col")
     for col, (before, after) in enumerate([(0.05, 0.25), (0.25, 0.05)]):
         ax = axes[0][col]
@@ -132,7 +149,7 @@ def transients(args: argparse.Namespace) -> None:
                 cached(
                     args.out,
                     f"step_{before}_{after}_{label.replace(' ', '_')}_s{seed}",
-                    step_config(args.preset, routing, before, after, seed),
+                    with_sets(step_config(args.preset, routing, before, after, seed), args.set),
                 )
                 for seed in range(1, args.seeds + 1)
             ]
@@ -153,7 +170,8 @@ def transients(args: argparse.Namespace) -> None:
     for ax in axes[1]:
         ax.set_xlabel("time after the step (ns)")
     fig.tight_layout()
-    name = "fig9_fig10_transients_fixed.png" if fixed else "fig9_fig10_transients.png"
+    name = "fig9_fig10_transients" + ("_fixed" if fixed else "") + ("_set" if args.set else "")
+    name += ".png"
     fig.savefig(args.out / name, dpi=110)
 
 
@@ -255,7 +273,17 @@ def main(argv: list[str] | None = None) -> int:
         help="ACOR-Switch's windows: FOGSim's restart at a level increase (default) or the"
         " paper's fixed grid (routing.hysteresis)",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a configuration key of every transient run (e.g. network.output_buffer_flits=50);"
+        " the runs get names of their own",
+    )
     args = ap.parse_args(argv)
+    if any("=" not in item for item in args.set):
+        ap.error("--set: give KEY=VALUE")
     if any(hi <= 0 for hi in args.hi):
         ap.error("--hi: every hysteresis interval must be > 0 ns")
     args.out = args.out / args.preset
