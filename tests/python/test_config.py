@@ -388,7 +388,7 @@ def test_ugal_le_presets_carry_the_ics24_booksim_setup() -> None:
         assert (net.input_latency_ns, net.output_latency_ns, net.output_buffer_flits) == (
             0,
             0,
-            1024,
+            1280,
         )
 
 

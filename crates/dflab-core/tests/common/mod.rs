@@ -125,7 +125,7 @@ pub fn ics24_288(routing: &str, extra: &str, pattern: &str, load: f64, warmup_us
     Experiment::from_json(&format!(
         r#"{{"topology":{{"p":4,"a":8,"h":4,"links_per_pair":4,"arrangement":"absolute"}},
         "network":{{"timing":"booksim","flit_bytes":64,"packet_flits":1,"host_bw_gbps":64,"local_bw_gbps":64,
-        "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":256,"output_buffer_flits":1024,
+        "global_bw_gbps":64,"xbar_bw_gbps":160,"input_buffer_flits":256,"output_buffer_flits":1280,
         "host_latency_ns":1,"local_latency_ns":10,"global_latency_ns":15,"input_latency_ns":0,"output_latency_ns":0}},
         "routing":{{"algorithm":"{routing}"{extra}}},"traffic":{{"pattern":"{pattern}","load":{load}}},
         "run":{{"warmup_us":{warmup_us},"measure_us":{measure_us}}}}}"#
