@@ -1,6 +1,6 @@
 """experiments/sc22/fig4.py: which pairs of Fig. 4 are still to run and in which order, the
 changes its tables compute against the target alone, and the figure; and pairs.py's placement
-of a target that runs fewer ranks than its slice."""
+of a target that runs fewer ranks than its slice; traffic_split.py's reduction of a run."""
 
 from __future__ import annotations
 
@@ -76,3 +76,47 @@ def test_a_smaller_target_leaves_the_rest_of_its_slice_idle(fig4: Any) -> None:
     assert [(j["motif"], j["ranks"]) for j in alone] == [("lulesh", 512)]
     jobs = fig4.pairs.experiment("fft3d", "dl", "PAR", 1)["workload"]["jobs"]
     assert [(j["motif"], j["ranks"]) for j in jobs] == [("fft3d", 528), ("dl", 528)]
+
+
+def test_traffic_split_reduces_a_run_to_the_targets_share_of_each_port_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import polars as pl
+
+    monkeypatch.syspath_prepend(str(REPO / "experiments" / "sc22"))
+    split = load_experiment("experiments/sc22/traffic_split.py", "sc22_traffic_split")
+    ports = pl.DataFrame(
+        {
+            "class": ["host", "local", "local", "global", "global"],
+            "stall_us": [0.0, 2e6, 1e6, 4e6, 0.0],
+            # Bytes per job: the target (job 0), then the background.
+            "bytes": [
+                [5, 0],
+                [3_000_000_000, 1_000_000_000],
+                [1_000_000_000, 0],
+                [2_000_000_000, 2_000_000_000],
+                [0, 7],
+            ],
+        },
+        schema_overrides={"bytes": pl.List(pl.Int64)},
+    )
+    throughput = pl.DataFrame(
+        {
+            "job": [0, 0, 0, 1],
+            "window_start_us": [0.0, 999.0, 1000.0, 0.0],
+            "bytes": [1_000_000, 2_000_000, 4_000_000, 9],
+        },
+        schema_overrides={"bytes": pl.Int64},
+    )
+    job = {"comm_mean_us": 1500.0, "latency_mean_ns": 2000.0, "latency_p99_ns": 9000.0}
+    row = split.reduce({"seed": 1}, {**job, "injection_rate_gbs": 7.0}, ports, throughput)
+    assert (row["target_local_gb"], row["all_local_gb"]) == (4.0, 5.0)
+    assert (row["target_global_gb"], row["all_global_gb"]) == (2.0, pytest.approx(4.0))
+    # Stall seconds, in all and weighted by the target's share of each port's bytes.
+    assert (row["stall_local_s"], row["stall_global_s"]) == (3.0, 4.0)
+    assert row["target_stall_local_s"] == pytest.approx(2 * 0.75 + 1.0)
+    assert row["target_stall_global_s"] == pytest.approx(2.0)
+    # Of the target's 6 GB over network ports, 5 GB cross ports the background also uses.
+    assert row["shared_share"] == pytest.approx(5 / 6)
+    assert row["mb_per_ms"] == "3 4"
+    assert (row["comm_mean_ms"], row["latency_p99_us"]) == (1.5, 9.0)
