@@ -1,6 +1,7 @@
 //! What the MPI layer measures per job (the SC'22 study's application metrics,
 //! `../shared/reference/workloads.md` §3.4): one row per job, one per rank and iteration, the
-//! bytes each job received in fixed windows, and its packet latency distribution.
+//! bytes each job received in fixed windows, and its packet latency distributions (from
+//! injection, and from entering the source queue).
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -49,6 +50,12 @@ pub struct JobRow {
     pub packets: u64,
     #[serde(flatten)]
     pub latency: PacketLatency,
+    /// Packet latency from entering the NIC's source queue to delivery (the wait for the NIC
+    /// included, as SST counts from `LinkControl::send`), ns.
+    pub packet_latency_mean_ns: f64,
+    pub packet_latency_p50_ns: f64,
+    pub packet_latency_p95_ns: f64,
+    pub packet_latency_p99_ns: f64,
 }
 
 /// Packet latency from injection to delivery, ns (flattened into the rows that carry it, so
@@ -133,6 +140,8 @@ pub struct JobStats {
     pub wire_bytes: u64,
     pub peak_ingress: u64,
     pub latency: LatencyRecorder,
+    /// From entering the source queue (`Stamps::gen_time`).
+    pub queued: LatencyRecorder,
     pub received: Vec<u64>,
     window: Time,
     /// Per rank, communication time so far (ps).
@@ -150,6 +159,7 @@ impl JobStats {
             wire_bytes: 0,
             peak_ingress: 0,
             latency: LatencyRecorder::default(),
+            queued: LatencyRecorder::default(),
             received: Vec::new(),
             window,
             comm: vec![0; ranks as usize],
@@ -158,10 +168,12 @@ impl JobStats {
         }
     }
 
-    /// A packet of `bytes` bytes of this job was delivered at `now` after `latency` ps.
+    /// A packet of `bytes` bytes of this job was delivered at `now`, `latency` ps after its
+    /// injection and `queued` ps after it entered the source queue.
     #[inline]
-    pub fn on_packet(&mut self, now: Time, latency: Time, bytes: u64) {
+    pub fn on_packet(&mut self, now: Time, latency: Time, queued: Time, bytes: u64) {
         self.latency.record(latency);
+        self.queued.record(queued);
         let w = (now / self.window) as usize;
         if self.received.len() <= w {
             self.received.resize(w + 1, 0);
@@ -177,6 +189,7 @@ impl JobStats {
         let mean = comm_us.iter().sum::<f64>() / comm_us.len().max(1) as f64;
         let var = comm_us.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / comm_us.len().max(1) as f64;
         let packets = self.latency.packets();
+        let queued = self.queued.report();
         JobRow {
             job,
             name: name.to_string(),
@@ -195,6 +208,10 @@ impl JobStats {
             comm_max_us: comm_us.iter().cloned().fold(0.0, f64::max),
             packets,
             latency: self.latency.report(),
+            packet_latency_mean_ns: queued.mean_ns,
+            packet_latency_p50_ns: queued.p50_ns,
+            packet_latency_p95_ns: queued.p95_ns,
+            packet_latency_p99_ns: queued.p99_ns,
         }
     }
 }

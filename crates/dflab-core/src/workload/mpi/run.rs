@@ -59,7 +59,7 @@ impl Workload for Mpi {
         let now = cx.now();
         let job = self.ranks[self.msgs[m as usize].src as usize].job as usize;
         let bytes = pkt.flits as u64 * self.p.flit_bytes;
-        self.stats[job].on_packet(now, now - stamps.inject_time, bytes);
+        self.stats[job].on_packet(now, now - stamps.inject_time, now - stamps.gen_time, bytes);
         let msg = &mut self.msgs[m as usize];
         msg.to_deliver -= 1;
         if msg.to_deliver == 0 {
