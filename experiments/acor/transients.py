@@ -36,6 +36,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from dflab.api import simulate
+from dflab.errors import UserError
+from dflab.overrides import apply_overrides, parse_override
 
 WARMUP_US = 10.0
 AFTER_US = 6.0
@@ -75,22 +77,6 @@ def step_config(preset: str, routing: dict, before: float, after: float, seed: i
         },
         "run": {"warmup_us": WARMUP_US - 2.0, "measure_us": AFTER_US + 2.0, "window_us": WINDOW_US},
     }
-
-
-def with_sets(config: dict, sets: list[str]) -> dict:
-    """`config` with each `key=value` of `--set` (dotted key, JSON value or a string)."""
-    for item in sets:
-        key, _, raw = item.partition("=")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        *path, last = key.split(".")
-        table = config
-        for part in path:
-            table = table.setdefault(part, {})
-        table[last] = value
-    return config
 
 
 def latency_curve(runs: list[dict]) -> list[tuple[float, float]]:
@@ -149,7 +135,9 @@ def transients(args: argparse.Namespace) -> None:
                 cached(
                     args.out,
                     f"step_{before}_{after}_{label.replace(' ', '_')}_s{seed}",
-                    with_sets(step_config(args.preset, routing, before, after, seed), args.set),
+                    apply_overrides(
+                        step_config(args.preset, routing, before, after, seed), args.set
+                    ),
                 )
                 for seed in range(1, args.seeds + 1)
             ]
@@ -282,8 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         " the runs get names of their own",
     )
     args = ap.parse_args(argv)
-    if any("=" not in item for item in args.set):
-        ap.error("--set: give KEY=VALUE")
+    try:
+        for item in args.set:
+            parse_override(item)
+    except UserError as err:
+        ap.error(str(err))
     if any(hi <= 0 for hi in args.hi):
         ap.error("--hi: every hysteresis interval must be > 0 ns")
     args.out = args.out / args.preset

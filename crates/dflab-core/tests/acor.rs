@@ -167,8 +167,9 @@ fn with_fixed_windows_the_switches_come_down_together_one_window_after_the_step_
     // of HI = 500 ns, so the first window that ends after a step down at 7 µs (a grid point)
     // holds only low-load time and the switches go down together at 7.5 µs, the paper's "to a
     // lower level in less than 0.5 µs" (Fig. 10); a switch still congested then, or two
-    // levels up, follows a window later. FOGSim's restart leaves each switch's window where its last increase put it:
-    // most straddle the step and come down up to a window later, at times off the grid.
+    // levels up, follows a window later. FOGSim's restart leaves each switch's window where
+    // its last increase put it: most straddle the step and come down up to a window later, at
+    // times off the grid.
     let step = |hysteresis: &str| {
         let mut e = with(acor("ACOR", "adv+h", 0.05), &[("hysteresis", hysteresis.into())]);
         e.traffic.phases = vec![
