@@ -7,10 +7,11 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from dflab.overrides import parse_override
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -66,12 +67,6 @@ def job_times(job: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def parse_sets(items: list[str]) -> dict[str, Any]:
-    """`key=value` overrides (dotted keys; values read as TOML scalars, else as strings)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, _, value = item.partition("=")
-        try:
-            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            out[key.strip()] = value.strip()
-    return out
+    """`key=value` overrides as `simulate`'s dotted keyword arguments, parsed as the CLI's
+    `--set` is (`dflab.overrides`: TOML values, else strings)."""
+    return {".".join(path): value for path, value in map(parse_override, items)}
