@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The ICS'24 study (Chaulagain & Yuan; docs/ugal-le-results.md): the saturation table of
-# Figs. 6-16 and the Fig. 17 transient. Every step is resumable (the result stores keep finished
+# Figs. 6-16, the latency curves of Figs. 5, 6 and 14, and the Fig. 17 transient. Every step is resumable (the result stores keep finished
 # points): rerun after an interruption. Full size takes hours on 2 cores; STEPS selects parts:
 #   STEPS="shift fig17" bash experiments/ics24/run.sh      # the headline rows and Fig. 17
 #   bash experiments/ics24/run.sh                           # everything
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/ics24}
-STEPS=${STEPS:-"shift perm mix fig17"}
+STEPS=${STEPS:-"shift curves perm mix fig17"}
 JOBS=${JOBS:-2}
 DFLAB=${DFLAB:-.venv/bin/dflab}
 
@@ -23,6 +23,8 @@ for step in $STEPS; do
     case $step in
         shift)  # Figs. 6 and 14
             campaign ics24-shift shift ;;
+        curves)  # Figs. 5, 6 and 14 as latency-load curves on a grid of loads
+            campaign ics24-curves curves ;;
         perm)   # Figs. 7 and 16
             campaign ics24-perm ics24-perm ;;
         mix)    # Figs. 8-10 (router-level shift mix), 11-13 and 15 (node-level mixes)
@@ -36,7 +38,7 @@ for step in $STEPS; do
             "$DFLAB" sweep experiments/ics24/fig17_transient_edgb_noexplore.toml --out "$OUT/fig17-edgb-noexplore" --jobs "$JOBS"
             .venv/bin/python experiments/ics24/fig17.py "$OUT/fig17-edgb-noexplore" --routings EDGB \
                 --out "$OUT/fig17-edgb-noexplore.png" ;;
-        *) echo "unknown step: $step (shift, perm, mix, fig17)" >&2; exit 2 ;;
+        *) echo "unknown step: $step (shift, curves, perm, mix, fig17)" >&2; exit 2 ;;
     esac
 done
 # Every campaign's saturation loads beside the paper's, and its latency-load curves (the
