@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The ICS'24 study (Chaulagain & Yuan; docs/ugal-le-results.md): the saturation table of
-# Figs. 6-16, the latency curves of Figs. 5, 6 and 14, and the Fig. 17 transient. Every step is resumable (the result stores keep finished
-# points): rerun after an interruption. Full size takes hours on 2 cores; STEPS selects parts:
+# Figs. 6-16, the latency curves of Figs. 5, 6 and 14, and the Fig. 17 transient. Every step is
+# resumable (the result stores keep finished points): rerun after an interruption. Full size
+# takes hours on 2 cores; STEPS selects parts:
 #   STEPS="shift fig17" bash experiments/ics24/run.sh      # the headline rows and Fig. 17
 #   bash experiments/ics24/run.sh                           # everything
 # The saturation figures are the campaigns of docs/studies.md (`dflab reproduce`), one per pattern
