@@ -18,4 +18,5 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo test --profile ci-test --workspace
 .venv/bin/ruff check python tests experiments
 .venv/bin/ruff format --check python tests experiments
-.venv/bin/pytest -q tests/python
+# One worker per core (pytest-xdist): every test is independent of the others' order.
+.venv/bin/pytest -q -n auto tests/python
