@@ -8,7 +8,7 @@ One row per (app, placement, routing, seed) goes to `results/table3.csv` (resuma
 already there are not run again; written atomically by experiments/sc22/rows.py).
 
 The paper replays the applications' SWM skeletons in CODES; their parameters are not public,
-so each is approximated by a dflab motif (APPS below; docs/interference-results.md says how).
+so each is approximated by a dflab motif (APPS below; docs/ugal-le-results.md says how).
 The network is the `ugal-le-1056` preset's topology and latencies with the paper's CODES
 settings (200 Gb/s links, 256-packet VC buffers, UGAL-LE's 500 ns window and threshold 3), and
 `network.timing = "link-busy"`: the BookSim timing takes only single-size packets, and a
