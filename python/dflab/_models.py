@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field
 
 from dflab.config_types import Number, Pattern, Section, choice
 
-ENGINE_SEMANTICS = 2
+ENGINE_SEMANTICS = 3
 ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'IMB', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
@@ -21,8 +21,8 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'min_gateways', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'UGAL-G-path': ('intermediate',),
-    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight'),
-    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'window_ns'),
+    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced'),
+    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'IMB': ('bias_schedule', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
@@ -128,6 +128,7 @@ class Routing(Section):
     reevaluate: bool | None = Field(None, description="Without `recompute`: decide again at every refused attempt at the head of the injection buffer between the minimal path and the candidate drawn at the first attempt, as FOGSim's `SRC_ADP` does (the default). False: the first decision stays. No effect with `recompute`. (Applies to PB.)")
     remove_inflight: bool | None = Field(None, description="Latency estimates and residuals on net occupancies, without the flits and credits on the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads. (Applies to DGB, EDGB.)")
     restricted: bool | None = Field(None, description='RVAL: intra-group packets misroute inside their group only (L-L). (Applies to VAL, PB.)')
+    sample_forced: bool | None = Field(None, description='Packets that go minimal without a decision (their intermediate fell in the source or the destination group, as `any-shortcut` draws can) give a minimal latency sample at the source and a residual from the destination, as in the fork, whose `iq_router.cpp` samples every inter-group packet; false: only the decided packets do. (Applies to DGB, EDGB.)')
     sequence: Annotated[str, AfterValidator(choice(('2LA', '2LB', '3L')))] | None = Field(None, description='The sequence of misrouting policies (Table 2). (Applies to ACOR, PB-ACOR.)')
     t_g_packets: Number | None = Field(None, ge=0.0, le=100000.0, description='`T_g`: ... plus this many packets. (Applies to PB, PB-ACOR.)')
     t_l: Number | None = Field(None, ge=0.0, le=100000.0, description="`T_l`: the minimal path's estimate may exceed the non-minimal one by this many packets. (Applies to PB, PB-ACOR.)")

@@ -37,7 +37,7 @@ NOT_HASHED = {"name", "run.check"}
 # their own test changes them on a BookSim network.
 BOOKSIM_ONLY = {"network.router_pipeline", "network.credit_delay_cycles"}
 # The hash of the all-defaults experiment under this engine semantics.
-GOLDEN = "3f75e359fb63a2f8"
+GOLDEN = "4667742e151224f6"
 BASE = {
     "topology": {"p": 2, "a": 4, "h": 2, "g": 5, "links_per_pair": 1},
     "routing": {"algorithm": "UGALn", "vcs": 4, "adaptive_threshold": 1.5},
@@ -195,17 +195,27 @@ def test_booksim_keys_are_later_keys() -> None:
     form = validate(Experiment, {"routing": {"algorithm": "UGAL-L", "form": "booksim"}})
     assert ugal.canonical()["routing"]["form"] == "hop-weighted"
     assert form.content_hash() != ugal.content_hash()
-    # routing.min_gateways came later too: own-first keeps the key UGAL-L had before it
-    # (and every stored UGAL-L, UGAL-LE, EDGB point of results/ics24 keeps its key), all is
-    # another simulation.
+    # routing.min_gateways came later too: own-first keeps the key UGAL-L had before it under
+    # the same engine semantics, all is another simulation.
     assert ugal.canonical()["routing"]["min_gateways"] == "own-first"
-    assert ugal.content_hash() == "82cae1e7d4265b77"
+    assert ugal.content_hash() == "6664389cd21e7c75"
     spread = validate(Experiment, {"routing": {"algorithm": "UGAL-L", "min_gateways": "all"}})
     assert spread.content_hash() != ugal.content_hash()
     booksim = validate(Experiment, {"network": BOOKSIM_NETWORK})
     single_cycle = {**BOOKSIM_NETWORK, "router_pipeline": "single-cycle"}
     single = validate(Experiment, {"network": single_cycle})
     assert booksim.content_hash() != single.content_hash()
+
+
+def test_dgbs_sampling_of_undecided_packets_reaches_the_hash() -> None:
+    # Sampling the packets that go minimal undecided is DGB's default (the fork's); not
+    # sampling them is another simulation, for DGB and EDGB alike.
+    for algorithm in ("DGB", "EDGB"):
+        plain = validate(Experiment, {"routing": {"algorithm": algorithm}})
+        assert plain.canonical()["routing"]["sample_forced"] is True
+        on = validate(Experiment, {"routing": {"algorithm": algorithm, "sample_forced": True}})
+        off = validate(Experiment, {"routing": {"algorithm": algorithm, "sample_forced": False}})
+        assert on.content_hash() == plain.content_hash() != off.content_hash()
 
 
 def test_per_class_buffers_are_later_keys_and_reach_the_hash() -> None:

@@ -29,7 +29,9 @@ pub mod workload;
 /// 2: simultaneous events in the canonical order of `engine/partition.rs` (events over global
 /// links delivered at window barriers), a resumed Bernoulli round on a slot boundary files its
 /// next packet from that slot.
-pub const ENGINE_SEMANTICS: u32 = 2;
+/// 3: DGB's and EDGB's net occupancies leave out a global link's credits while they travel
+/// to the window's barrier; DGB samples the packets that go minimal undecided.
+pub const ENGINE_SEMANTICS: u32 = 3;
 
 pub use config::Experiment;
 pub use engine::{simulate, simulate_observed, simulate_partitioned, SimResult};

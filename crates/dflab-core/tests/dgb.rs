@@ -43,8 +43,8 @@ fn with_no_active_flow_edgb_is_dgb_byte_for_byte() {
 }
 
 /// The fork's mean latencies (cycles) on the same network, seed 1 of BookSim; dflab's mean
-/// over two seeds. UR 0.5: the fork 110.78 (dflab 110.99); shift 0.3: 190.47 (193.1) and at
-/// 0.5, just below the fork's saturation, 213.11 (213.0, and 0.499 accepted as the fork).
+/// over two seeds. UR 0.5: the fork 110.78 (dflab 110.94); shift 0.3: 190.47 (190.29) and at
+/// 0.5, just below the fork's saturation, 213.11 (212.75, and 0.499 accepted as the fork).
 /// Tolerances: 2 % under UR, 4 % under shift, where one BookSim seed's own spread is a few
 /// percent.
 #[test]
@@ -63,8 +63,8 @@ fn dgb_reads_the_forks_latencies_on_its_small_network() {
 /// of BookSim, `validation/results/booksim_piggyback.csv`) on the same
 /// network: with `dfly_72.cfg`'s lookahead routing its packets carry no other router's global
 /// queues, which `piggyback_global_queues = false` models. Shift 0.2: the fork 249.5 cycles
-/// (4.198 routers traversed), dflab 253.6 (3.172 router hops); 0.3: 270.7 (4.521) and 276.6
-/// (3.523); UR 0.5: 110.6 and 111.0. The instant feedback of `ideal` is 70-80 cycles faster
+/// (4.198 routers traversed), dflab 251.6 (3.179 router hops); 0.3: 270.7 (4.521) and 274.3
+/// (3.525); UR 0.5: 110.6 and 110.6. The instant feedback of `ideal` is 70-80 cycles faster
 /// under shift there, so the tolerances (4 % as above) tell the transports apart.
 #[test]
 fn dgbs_piggybacked_feedback_reads_the_forks_piggyback_build() {

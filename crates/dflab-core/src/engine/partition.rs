@@ -36,7 +36,7 @@ use std::ops::Range;
 use super::event::Event;
 use super::queue::{EventQueue, Scratch};
 use super::sim::Simulation;
-use crate::routing::Routing;
+use crate::routing::{Hooks, Routing};
 use crate::units::Time;
 
 /// The sending group of an event over a global link: the group at the other end of its
@@ -206,6 +206,9 @@ impl<R: Routing> Simulation<R> {
         let vcs = self.fab.vcs;
         for c in credits.drain(..) {
             debug_assert!(c.at >= at, "a credit return faster than the lookahead");
+            if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+                self.fab.credits.delivered(c.queue as usize, c.flits);
+            }
             if self.fab.credits.give_back(c.queue as usize, at, c.at, c.flits) {
                 let pi = self.fab.pidx(c.router, c.port);
                 let st = &mut self.fab.ports[pi];

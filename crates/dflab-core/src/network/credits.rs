@@ -56,9 +56,12 @@ struct State {
     out_flits: u32,
     /// The sender is blocked on credits and waits for a return to wake it (see `watch`).
     watched: bool,
-    /// Flits of this VC on the wire (sent onto the link, not yet arrived downstream),
-    /// saturating; kept only for routings that read net occupancies
-    /// ([`crate::routing::Hooks::NET_OCCUPANCY`]). In the state's padding: no extra line.
+    /// Flits of this VC in transit that neither side holds: on the wire (sent onto the link,
+    /// not yet arrived downstream), and returned credits of a global link still in the mail
+    /// (given back to this ledger only at the window's barrier, `engine/partition.rs`, while
+    /// they are already on their way). Saturating; kept only for routings that read net
+    /// occupancies ([`crate::routing::Hooks::NET_OCCUPANCY`]). In the state's padding: no
+    /// extra line.
     wire: u16,
 }
 
@@ -314,7 +317,8 @@ impl CreditLedger {
     /// Net occupancy of VC queue `q`: the raw one without the flits on the wire and the
     /// credits on their way back, i.e. output-buffer flits, flits waiting for the link after
     /// taking their credit, and flits in the downstream input buffer (what the DGB code's
-    /// `GetUsedCredit − GetInFlight` estimates). Needs [`Self::wire_out`]/[`Self::wire_in`].
+    /// `GetUsedCredit − GetInFlight` estimates). Needs [`Self::wire_out`]/[`Self::wire_in`],
+    /// and [`Self::mailed`]/[`Self::delivered`] around the mail of a global link's credits.
     #[inline]
     pub fn net_occupancy(&self, q: usize) -> u32 {
         let s = &self.state[q];
@@ -335,6 +339,19 @@ impl CreditLedger {
     pub fn wire_in(&mut self, q: usize, flits: u32) {
         let s = &mut self.state[q];
         s.wire = s.wire.saturating_sub(flits.min(u16::MAX as u32) as u16);
+    }
+
+    /// `flits` credits of VC queue `q` left the downstream router over a global link in the
+    /// mail: on their way, though not yet recorded by [`Self::give_back`].
+    #[inline]
+    pub fn mailed(&mut self, q: usize, flits: u32) {
+        self.wire_out(q, flits);
+    }
+
+    /// The mailed credits of [`Self::mailed`] are handed to the ledger (before `give_back`).
+    #[inline]
+    pub fn delivered(&mut self, q: usize, flits: u32) {
+        self.wire_in(q, flits);
     }
 
     /// Mark (or unmark) the queue's sender as waiting for a return. The flag lives with the
@@ -537,5 +554,13 @@ mod tests {
         l.give_back(0, 0, 50, 2); // 2 leave the downstream buffer: credits on their way
         assert_eq!((l.occupancy(0, 10), l.net_occupancy(0)), (6, 4));
         assert_eq!((l.occupancy(0, 50), l.net_occupancy(0)), (4, 4));
+        // 1 more leaves over a global link: its credit travels in the mail until the window's
+        // barrier, on its way though not yet recorded; the raw occupancy still counts it.
+        l.mailed(0, 1);
+        assert_eq!((l.occupancy(0, 60), l.net_occupancy(0)), (4, 3));
+        l.delivered(0, 1);
+        l.give_back(0, 70, 150, 1);
+        assert_eq!((l.occupancy(0, 100), l.net_occupancy(0)), (4, 3));
+        assert_eq!((l.occupancy(0, 150), l.net_occupancy(0)), (3, 3));
     }
 }

@@ -423,6 +423,9 @@ impl<R: Routing> Simulation<R> {
             if class == 2 && self.core.cross {
                 // Over a global link: delivered to the upstream ledger at the window's barrier
                 // (before `at`, which is at least a window away).
+                if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+                    self.fab.credits.mailed(uq, flits);
+                }
                 self.core.send_credits(at, uq, ur, up, flits);
                 return;
             }

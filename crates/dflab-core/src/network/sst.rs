@@ -208,6 +208,9 @@ impl<R: Routing> Simulation<R> {
         let (ur, up) = peer;
         let uq = peer_queues as usize + vc;
         if class == 2 && self.core.cross {
+            if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+                self.fab.credits.mailed(uq, flits);
+            }
             self.core.send_credits(at, uq, ur, up, flits);
         } else {
             self.fab.credits.give_back(uq, now, at, flits);

@@ -50,6 +50,11 @@
 //!   destination group leaves the packet minimal; the fork then routes it through that
 //!   group's drawn router (a local detour behind the same global link). The fork numbers the
 //!   VCs differently (minimal packets on VC0 in the source group).
+//! * A packet that goes minimal undecided (its intermediate in the source or destination
+//!   group) gives a minimal sample and a residual, as the fork samples every inter-group
+//!   packet (`sample_forced`, default); the fork also trains before and decides on a draw in
+//!   the destination group (recording a non-minimal sample when it takes the detour), which
+//!   dflab does not.
 
 use bytemuck::{Pod, Zeroable};
 use schemars::JsonSchema;
@@ -58,9 +63,9 @@ use serde::{Deserialize, Serialize};
 use super::contention::ContentionCounters;
 use super::dgb_piggyback::{Feedback, Piggyback, CARRIES_DEST, CARRIES_INTERMEDIATE};
 use super::dgb_table::{table_bytes, DgbTable, Learning, Observation};
-use super::ugal_l::{count_decision, decision_probe_specs, Choice, MinGateways, UgalL, UgalLParams};
+use super::ugal_l::{count_decision, decision_probe_specs, Candidate, Choice, MinGateways, UgalL, UgalLParams};
 use super::valiant::ValiantHeader;
-use super::{Ctx, Dest, Hooks, Hop, OracleView, RouterView, Routing, VcCounts, NO_PORT};
+use super::{Ctx, Dest, Hooks, Hop, OracleView, Rng, RouterView, Routing, VcCounts, NO_PORT};
 use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
 use crate::error::{Error, Result};
 use crate::network::Packet;
@@ -108,6 +113,11 @@ pub struct DgbParams {
     /// (`routing_delay = 0`), whose routing function runs for the next router at the previous
     /// one, so a packet carries the next router's own queues to it.
     pub piggyback_global_queues: bool,
+    /// Packets that go minimal without a decision (their intermediate fell in the source or
+    /// the destination group, as `any-shortcut` draws can) give a minimal latency sample at
+    /// the source and a residual from the destination, as in the fork, whose `iq_router.cpp`
+    /// samples every inter-group packet; false: only the decided packets do.
+    pub sample_forced: bool,
 }
 
 impl Default for DgbParams {
@@ -125,6 +135,7 @@ impl Default for DgbParams {
             remove_inflight: true,
             feedback: Feedback::Ideal,
             piggyback_global_queues: true,
+            sample_forced: true,
         }
     }
 }
@@ -208,6 +219,7 @@ pub struct Dgb<const E: bool> {
     remove_inflight: bool,
     piggyback: bool,
     global_queues: bool,
+    sample_forced: bool,
     probes: bool,
 }
 
@@ -267,6 +279,7 @@ impl<const E: bool> Dgb<E> {
             remove_inflight,
             piggyback,
             global_queues,
+            sample_forced: p.sample_forced,
             probes,
         })
     }
@@ -282,26 +295,9 @@ impl<const E: bool> Dgb<E> {
         pig: Option<&Piggyback>,
     ) -> Observation {
         let topo = view.topo;
-        let net = self.remove_inflight;
-        let q_net = |port: u16, raw: u32| if net { view.port_net_occupancy(port) } else { raw };
-        let (q_min_net, q_nm_net) = (q_net(ch.min.port, ch.min.q), q_net(ch.nm.port, ch.nm.q));
-        let exit = |port: u16, group: u32, q_first_net: u32| -> (bool, [i64; 2]) {
-            let Some((router, exit)) = exit_port(view, port, group) else { return (false, [0, 0]) };
-            let own = router == view.router;
-            let (raw, net_q) = match pig.filter(|_| !own) {
-                // Read directly: the router's own port, or any with `ideal` feedback.
-                None => {
-                    let raw = oracle.port_occupancy(router, exit);
-                    (raw, if net { oracle.port_net_occupancy(router, exit) } else { raw })
-                }
-                Some(pig) => match pig.global_q(global_index(topo, router, exit)) {
-                    Some((raw, heard_net)) => (raw, if net { heard_net } else { raw }),
-                    // The fork's −1: the estimates fall back on the first port's occupancy.
-                    None => return (false, [-1, q_first_net as i64]),
-                },
-            };
-            (own, [raw as i64, net_q as i64])
-        };
+        let (q_min_net, q_nm_net) = (self.q_net(view, ch.min.port, ch.min.q), self.q_net(view, ch.nm.port, ch.nm.q));
+        let exit =
+            |port: u16, group: u32, q_first_net: u32| self.exit_queues(view, oracle, port, group, q_first_net, pig);
         let (min_global, [q_min_g, q_min_g_net]) = exit(ch.min.port, topo.group_of(dest), q_min_net);
         let (_, [q_nm_g, q_nm_g_net]) = exit(ch.nm.port, topo.group_of(ch.ir), q_nm_net);
         // Two global hops against one; the rest are local.
@@ -322,6 +318,46 @@ impl<const E: bool> Dgb<E> {
             q_nm_g_net: q_nm_g_net as u32,
             chan_diff: extra_local * self.chan[0] + self.chan[1],
         }
+    }
+
+    /// The occupancy of first port `port` the estimates read (`raw` is the decision's).
+    fn q_net(&self, view: &RouterView, port: u16, raw: u32) -> u32 {
+        if self.remove_inflight {
+            view.port_net_occupancy(port)
+        } else {
+            raw
+        }
+    }
+
+    /// Whether the path that leaves by `port` toward `group` crosses this router's own global
+    /// link, and the raw and estimating occupancies of the global port by which it leaves the
+    /// group (with `pig`, as heard; the fork's `−1` and the first port's `q_first_net` when
+    /// nothing was heard).
+    fn exit_queues(
+        &self,
+        view: &RouterView,
+        oracle: &OracleView,
+        port: u16,
+        group: u32,
+        q_first_net: u32,
+        pig: Option<&Piggyback>,
+    ) -> (bool, [i64; 2]) {
+        let net = self.remove_inflight;
+        let Some((router, exit)) = exit_port(view, port, group) else { return (false, [0, 0]) };
+        let own = router == view.router;
+        let (raw, net_q) = match pig.filter(|_| !own) {
+            // Read directly: the router's own port, or any with `ideal` feedback.
+            None => {
+                let raw = oracle.port_occupancy(router, exit);
+                (raw, if net { oracle.port_net_occupancy(router, exit) } else { raw })
+            }
+            Some(pig) => match pig.global_q(global_index(view.topo, router, exit)) {
+                Some((raw, heard_net)) => (raw, if net { heard_net } else { raw }),
+                // The fork's −1: the estimates fall back on the first port's occupancy.
+                None => return (false, [-1, q_first_net as i64]),
+            },
+        };
+        (own, [raw as i64, net_q as i64])
     }
 
     /// The decision rule (EDGB's term with contention factor `c`; DGB passes 0), and the
@@ -355,8 +391,9 @@ impl<const E: bool> Dgb<E> {
             _ => 0,
         };
         let pig = piggyback.as_deref();
-        let (mut seen, mut estimate) = (None, None);
-        let hop = self.inner.decide_with(view, pkt, cx.rng, |ch, rng| {
+        let (mut seen, mut estimate, mut forced) = (None, None, None);
+        let on_forced = |min: &Candidate| forced = self.sample_forced.then_some(*min);
+        let decide = |ch: &Choice, rng: &mut Rng| {
             let o = self.observe(view, &oracle, ch, dest, pig);
             table.train(now, &o, &self.learning, rng);
             let nm_global = topo.class_of_port(ch.nm.port) == LinkClass::Global;
@@ -367,7 +404,17 @@ impl<const E: bool> Dgb<E> {
                 .map(|(_, e)| e - topo.first_global_port());
             (seen, estimate) = (Some((o, ch.min.port == ch.nm.port, minimal, exit)), Some(min_hq));
             minimal
-        });
+        };
+        let hop = self.inner.decide_or_forced(view, pkt, cx.rng, decide, on_forced);
+        if let Some(min) = forced {
+            // Undecided, yet sampled and trained on like a minimal packet (`sample_forced`).
+            let q = self.q_net(view, min.port, min.q);
+            let (_, [_, q_g]) = self.exit_queues(view, &oracle, min.port, dst_group, q, pig);
+            table.record_min(dest, estimate_of(q, q_g as u32, min.hops, table.feedback_min(dest)));
+            let q_src = self.src_queue(view, hop.port);
+            let h = pkt.hdr_mut::<DgbHeader>();
+            *h = DgbHeader { nm_port: NO_PORT, q_src, decided_at: now, train: 1, carries: 0, exit: 0, ..*h };
+        }
         if let Some((o, same_port, minimal, exit)) = seen {
             record_samples(table, &o, same_port, minimal);
             let q = self.src_queue(view, hop.port);
@@ -436,7 +483,7 @@ fn global_index(topo: &Topology, router: u32, port: u16) -> usize {
 }
 
 /// The fork's latency estimate with feedback `d`, or from the occupancies alone.
-fn estimate(q: u32, q_g: u32, h: u32, d: Option<f64>) -> f64 {
+fn estimate_of(q: u32, q_g: u32, h: u32, d: Option<f64>) -> f64 {
     match d {
         Some(d) => ((q + q_g) as f64 + d + h as f64).trunc().max(h as f64),
         None => q as f64 + (h as f64 - 1.0) * q_g as f64,
@@ -447,12 +494,12 @@ fn estimate(q: u32, q_g: u32, h: u32, d: Option<f64>) -> f64 {
 fn record_samples(table: &mut DgbTable, o: &Observation, same_port: bool, minimal: bool) {
     let other = |q: u32, q_g: u32, h: u32| (q as f64 + (h as f64 - 1.0) * q_g as f64).max(h as f64);
     if minimal {
-        table.record_min(o.dest, estimate(o.q_min_net, o.q_min_g_net, o.h_min, table.feedback_min(o.dest)));
+        table.record_min(o.dest, estimate_of(o.q_min_net, o.q_min_g_net, o.h_min, table.feedback_min(o.dest)));
         if same_port && table.feedback_nm(o.dest, o.nm_port).is_some() {
             table.record_nm(o.dest, o.nm_port, other(o.q_nm_net, o.q_nm_g_net, o.h_nm));
         }
     } else {
-        let t = estimate(o.q_nm_net, o.q_nm_g_net, o.h_nm, table.feedback_nm(o.dest, o.nm_port));
+        let t = estimate_of(o.q_nm_net, o.q_nm_g_net, o.h_nm, table.feedback_nm(o.dest, o.nm_port));
         table.record_nm(o.dest, o.nm_port, t);
         if same_port && table.feedback_min(o.dest).is_some() {
             table.record_min(o.dest, other(o.q_min_net, o.q_min_g_net, o.h_min));
@@ -732,6 +779,54 @@ mod tests {
         assert!(!next.nonminimal);
         assert_eq!(h.state(0).table.sizes(dest, 4).0, 2);
         assert_eq!(h.state(0).table.min_mean(dest), (14.0 + 65.0) / 2.0);
+    }
+
+    /// A packet whose intermediate falls in the source or the destination group goes minimal
+    /// without a decision; as in the fork it still gives a minimal sample (no feedback yet:
+    /// `q + (H − 1)·q_g` on net occupancies) and carries a residual back. With
+    /// `sample_forced = false` neither, and in both cases the same hop.
+    #[test]
+    fn undecided_minimal_packets_are_sampled_as_in_the_fork() {
+        let topo = Net::new(4, 8, 4, 1).topo;
+        let dest = topo.router_of_node(FAR);
+        let (gateway, k) = topo.gateways(0, 5)[0];
+        let gateway = gateway as u32; // in group 0 the index is the router
+        let host = topo.host_port_of_node(0);
+        let any = UgalL::new(UgalLParams { intermediate: Intermediate::AnyShortcut, ..UgalLParams::default() });
+        let (mut forced_seen, mut decided_seen) = (0, 0);
+        for seed in 0..200 {
+            let mut hops = Vec::new();
+            for on in [true, false] {
+                let mut h = harness::<false>(DgbParams { sample_forced: on, ..DgbParams::default() }, None, 1);
+                // The gateway's global link: 10 flits used, 3 of them on the wire (net 7).
+                h.net.set_used_credits(gateway, topo.first_global_port() + k, 0, 10);
+                h.net.set_on_wire(gateway, topo.first_global_port() + k, 0, 3);
+                let mut forced = false;
+                let mut rng = crate::routing::Rng::seed_from_u64(seed);
+                let view = h.net.view(0, host);
+                any.decide_or_forced(&view, &mut h.packet(0, FAR), &mut rng, |_, _| true, |_| forced = true);
+                h.reseed(seed);
+                let mut pkt = h.packet(0, FAR);
+                hops.push(h.route(0, host, &mut pkt));
+                let (samples, train) = (h.state(0).table.sizes(dest, 4).0, pkt.hdr::<DgbHeader>().train);
+                if !forced {
+                    // A decision: sampled either way.
+                    assert_eq!((samples + pkt.nonminimal as u32, train), (1, 1), "seed {seed}");
+                    decided_seen += on as u32;
+                    continue;
+                }
+                forced_seen += on as u32;
+                assert!(!pkt.nonminimal, "seed {seed}");
+                assert_eq!((samples, train), if on { (1, 1) } else { (0, 0) }, "seed {seed}, sample_forced {on}");
+                if on {
+                    assert_eq!(h.state(0).table.min_mean(dest), 2.0 * 7.0);
+                    assert_eq!(pkt.hdr::<DgbHeader>().nm_port, NO_PORT);
+                }
+            }
+            assert_eq!(hops[0], hops[1], "seed {seed}");
+        }
+        // Two groups of 33 hold a forced draw: about 6 % of the packets.
+        assert!(forced_seen >= 4 && decided_seen >= 150, "{forced_seen} forced, {decided_seen} decided");
     }
 
     /// EDGB: with 8 active routers toward group 5 (C = 8), the minimal estimate of a router

@@ -56,6 +56,8 @@ pub struct EdgbParams {
     pub feedback: Feedback,
     /// As DGB.
     pub piggyback_global_queues: bool,
+    /// As DGB.
+    pub sample_forced: bool,
     /// The contention counters' sliding window (as UGAL-LE).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0e9))]
     pub window_ns: f64,
@@ -79,6 +81,7 @@ impl Default for EdgbParams {
             remove_inflight: d.remove_inflight,
             feedback: d.feedback,
             piggyback_global_queues: d.piggyback_global_queues,
+            sample_forced: d.sample_forced,
             window_ns: 500.0,
             active_threshold: 5,
         }
@@ -103,6 +106,7 @@ impl EdgbParams {
             remove_inflight: self.remove_inflight,
             feedback: self.feedback,
             piggyback_global_queues: self.piggyback_global_queues,
+            sample_forced: self.sample_forced,
         }
     }
 }

@@ -296,7 +296,21 @@ impl UgalL {
         view: &RouterView,
         pkt: &mut Packet,
         rng: &mut Rng,
+        minimal: impl FnMut(&Choice, &mut Rng) -> bool,
+    ) -> Hop {
+        self.decide_or_forced(view, pkt, rng, minimal, |_| {})
+    }
+
+    /// [`Self::decide_with`], and `forced` called with the minimal candidate of an inter-group
+    /// packet that has no Valiant candidate (its intermediate fell in the source or the
+    /// destination group), which goes minimal without a decision.
+    pub(crate) fn decide_or_forced(
+        &self,
+        view: &RouterView,
+        pkt: &mut Packet,
+        rng: &mut Rng,
         mut minimal: impl FnMut(&Choice, &mut Rng) -> bool,
+        mut forced: impl FnMut(&Candidate),
     ) -> Hop {
         let topo = view.topo;
         hdr_mut(pkt).phase = TO_DESTINATION;
@@ -313,11 +327,14 @@ impl UgalL {
             );
         }
         let (min, direct) = self.best_minimal(view, pkt, rng);
-        if let Some((nm, ir)) = self.best_nonminimal(view, pkt, rng) {
-            if !minimal(&Choice { min, nm, ir, direct }, rng) {
-                LAYOUT.start_valiant(topo, pkt, ir);
-                return Hop { port: nm.port, vc: LAYOUT.vc.to_group };
+        match self.best_nonminimal(view, pkt, rng) {
+            Some((nm, ir)) => {
+                if !minimal(&Choice { min, nm, ir, direct }, rng) {
+                    LAYOUT.start_valiant(topo, pkt, ir);
+                    return Hop { port: nm.port, vc: LAYOUT.vc.to_group };
+                }
             }
+            None => forced(&min),
         }
         Hop { port: min.port, vc: LAYOUT.vc.to_destination }
     }
