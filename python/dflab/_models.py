@@ -21,8 +21,8 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'min_gateways', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'UGAL-G-path': ('intermediate',),
-    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced'),
-    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced', 'window_ns'),
+    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_global_port', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced'),
+    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_global_port', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'IMB': ('bias_schedule', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
@@ -99,6 +99,7 @@ class Routing(Section):
     epoch_cycles: Number | None = Field(None, ge=0.0, le=1000000000.0, description='A (destination, port) bias is trained at least this often when used (cycles). (Applies to DGB, EDGB.)')
     epsilon: Number | None = Field(None, ge=0.0, le=1.0, description='ε-greedy exploration probability at the decision points. (Applies to Q-adaptive, Q-routing.)')
     eta: Number | None = Field(None, ge=0.0, le=1000.0, description="Learning rate `η` of the bias step (the fork's 0.25; ICS'24 uses 0.1). (Applies to DGB, EDGB.)")
+    explore_global_port: bool | None = Field(None, description="When the minimal first port is the router's own global link, the exploration reads its vacancy in a global buffer (true: what the fork's `DoTraining` means to do) or, as the fork does, in a local one (false: its test for a global port compares the port's index without the terminal ports with a router-port threshold and never holds, so a global port fuller than a local buffer leaves no vacancy and the owner of the minimal global link never explores). The same with equal buffers. (Applies to DGB, EDGB.)")
     explore_rate: Number | None = Field(None, ge=0.0, le=1000.0, description='Scale of the exploration step `p·explore_rate·chan_diff`. (Applies to DGB, EDGB.)')
     feedback: Annotated[str, AfterValidator(choice(('ideal', 'piggyback')))] | None = Field(None, description="How residuals and the gateways' global queues reach the source router: `ideal` at once (the fork's default), `piggyback` carried by packets (`dgb_piggyback.rs`). (Applies to DGB, EDGB.)")
     flag_period_cycles: int | None = Field(None, ge=1, le=1000000, description="Cycles between two computations of a router's saturation flags (FOGSim: every cycle). More is cheaper and leaves the flags up to that many cycles staler. (Applies to PB, PB-ACOR.)")

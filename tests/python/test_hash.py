@@ -207,15 +207,17 @@ def test_booksim_keys_are_later_keys() -> None:
     assert booksim.content_hash() != single.content_hash()
 
 
-def test_dgbs_sampling_of_undecided_packets_reaches_the_hash() -> None:
-    # Sampling the packets that go minimal undecided is DGB's default (the fork's); not
-    # sampling them is another simulation, for DGB and EDGB alike.
+@pytest.mark.parametrize(("key", "fork"), [("sample_forced", True), ("explore_global_port", False)])
+def test_dgbs_fork_behaviours_reach_the_hash(key: str, fork: bool) -> None:
+    # Sampling the packets that go minimal undecided and exploring a global minimal port as a
+    # local one are DGB's defaults (the fork's); the other value is another simulation, for
+    # DGB and EDGB alike.
     for algorithm in ("DGB", "EDGB"):
         plain = validate(Experiment, {"routing": {"algorithm": algorithm}})
-        assert plain.canonical()["routing"]["sample_forced"] is True
-        on = validate(Experiment, {"routing": {"algorithm": algorithm, "sample_forced": True}})
-        off = validate(Experiment, {"routing": {"algorithm": algorithm, "sample_forced": False}})
-        assert on.content_hash() == plain.content_hash() != off.content_hash()
+        assert plain.canonical()["routing"][key] is fork
+        same = validate(Experiment, {"routing": {"algorithm": algorithm, key: fork}})
+        other = validate(Experiment, {"routing": {"algorithm": algorithm, key: not fork}})
+        assert same.content_hash() == plain.content_hash() != other.content_hash()
 
 
 def test_per_class_buffers_are_later_keys_and_reach_the_hash() -> None:

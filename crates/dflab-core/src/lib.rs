@@ -30,7 +30,8 @@ pub mod workload;
 /// links delivered at window barriers), a resumed Bernoulli round on a slot boundary files its
 /// next packet from that slot.
 /// 3: DGB's and EDGB's net occupancies leave out a global link's credits while they travel
-/// to the window's barrier; DGB samples the packets that go minimal undecided.
+/// to the window's barrier; DGB samples the packets that go minimal undecided and explores
+/// a global minimal first port against a local buffer, as the fork does.
 pub const ENGINE_SEMANTICS: u32 = 3;
 
 pub use config::Experiment;

@@ -39,6 +39,9 @@
 //!   learnsets, which `DGB_IDEAL` hands over after every sample anyway.
 //! * The fork's special residual for a non-minimal packet that shares the minimal first port
 //!   (a second-hop occupancy sample) is not modelled.
+//! * The exploration reads a global minimal first port's vacancy against a local buffer, as
+//!   the fork's `DoTraining` does (its global-port branch is never taken);
+//!   `explore_global_port` reads it against the global buffer.
 //! * The exploration's channel difference uses the network's link latencies (the fork's
 //!   constants 10 and 100 cycles are its network's); `chan_local_cycles`/`chan_global_cycles`
 //!   set them. Samples are recorded at the decision, not when the tail leaves the router.
@@ -118,6 +121,13 @@ pub struct DgbParams {
     /// the source and a residual from the destination, as in the fork, whose `iq_router.cpp`
     /// samples every inter-group packet; false: only the decided packets do.
     pub sample_forced: bool,
+    /// When the minimal first port is the router's own global link, the exploration reads its
+    /// vacancy in a global buffer (true: what the fork's `DoTraining` means to do) or, as the
+    /// fork does, in a local one (false: its test for a global port compares the port's index
+    /// without the terminal ports with a router-port threshold and never holds, so a global
+    /// port fuller than a local buffer leaves no vacancy and the owner of the minimal global
+    /// link never explores). The same with equal buffers.
+    pub explore_global_port: bool,
 }
 
 impl Default for DgbParams {
@@ -136,6 +146,7 @@ impl Default for DgbParams {
             feedback: Feedback::Ideal,
             piggyback_global_queues: true,
             sample_forced: true,
+            explore_global_port: false,
         }
     }
 }
@@ -261,6 +272,7 @@ impl<const E: bool> Dgb<E> {
             epoch: (p.epoch_cycles * cycle_ps).round() as Time,
             local_buffer: net.local_buffer_flits.unwrap_or(common),
             global_buffer: net.global_buffer_flits.unwrap_or(common),
+            global_port_vacancy: p.explore_global_port,
         };
         let ratio = learning.global_buffer as f64 / learning.local_buffer.max(1) as f64;
         let local_q_scale = p.local_q_scale.unwrap_or(ratio);

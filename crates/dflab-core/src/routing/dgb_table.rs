@@ -36,6 +36,9 @@ pub struct Learning {
     /// fractions and the bias clamp `[−B_g, B_g·H_min/H_nm]`.
     pub local_buffer: u32,
     pub global_buffer: u32,
+    /// A minimal first port that is global is explored by its vacancy in the global buffer
+    /// (true) or, as in the fork, like a local one (false; see `DgbParams::explore_global_port`).
+    pub global_port_vacancy: bool,
 }
 
 /// What the source router sees of the two candidates when it trains and decides. The `q` are
@@ -198,9 +201,10 @@ impl DgbTable {
     ///
     /// * **Trigger**: at least `epoch` since this pair's last training, or at least one minimal
     ///   and one non-minimal sample, or at least three samples in all. Otherwise nothing.
-    /// * **Exploration**: `p` = the minimal path's vacancy fraction (its global port's when the
-    ///   first port is global, else the smaller of the first local port's and the gateway's
-    ///   global port's), `explore_step = p·explore_rate·chan_diff` (0 if no vacancy).
+    /// * **Exploration**: `p` = the minimal path's vacancy fraction: the smaller of the first
+    ///   port's in a local buffer and the gateway's global port's (with
+    ///   `global_port_vacancy`, a global first port's alone), `explore_step =
+    ///   p·explore_rate·chan_diff` (0 if no vacancy).
     /// * **Both kinds of samples**: `step = η·(mean T_nm − mean T_min)`; if `step <
     ///   explore_step` and a draw `< p`, the step is `explore_step` instead. The non-minimal
     ///   samples are cleared.
@@ -260,7 +264,7 @@ impl DgbTable {
 /// The exploration probability and step of a training (see [`DgbTable::train`]).
 pub fn exploration(o: &Observation, l: &Learning) -> (f64, f64) {
     let (bl, bg) = (l.local_buffer as f64, l.global_buffer as f64);
-    let (vacancy, prob) = if o.min_global {
+    let (vacancy, prob) = if o.min_global && l.global_port_vacancy {
         let v = bg - o.q_min as f64;
         (v, v / bg)
     } else {
@@ -277,7 +281,14 @@ mod tests {
 
     use super::*;
 
-    const LEARN: Learning = Learning { eta: 0.25, explore_rate: 0.25, epoch: 50, local_buffer: 32, global_buffer: 256 };
+    const LEARN: Learning = Learning {
+        eta: 0.25,
+        explore_rate: 0.25,
+        epoch: 50,
+        local_buffer: 32,
+        global_buffer: 256,
+        global_port_vacancy: false,
+    };
 
     /// A full minimal path (no vacancy: no exploration), 3 minimal hops against 5.
     fn full(dest: u32) -> Observation {
@@ -405,9 +416,13 @@ mod tests {
         let (p, step) = exploration(&o, &LEARN);
         assert_eq!(p, 0.75);
         assert_eq!(step, 0.75 * 0.25 * 110.0);
-        // A global first port: its own vacancy over the global buffer.
-        let o = Observation { min_global: true, q_min: 128, ..full(0) };
-        assert_eq!(exploration(&o, &LEARN), (0.5, 0.5 * 0.25 * 110.0));
+        // A global first port (128 of 256 used): as the fork does, like a local one, so no
+        // vacancy in a 32-flit buffer; with `global_port_vacancy`, its own vacancy over the
+        // global buffer.
+        let o = Observation { min_global: true, q_min: 128, q_min_g: 128, ..full(0) };
+        assert_eq!(exploration(&o, &LEARN).1, 0.0);
+        let global = Learning { global_port_vacancy: true, ..LEARN };
+        assert_eq!(exploration(&o, &global), (0.5, 0.5 * 0.25 * 110.0));
         // No vacancy: no step (and a negative probability never draws).
         assert_eq!(exploration(&full(0), &LEARN).1, 0.0);
         // With both kinds of samples and an empty minimal path, a small gradient step is

@@ -58,6 +58,8 @@ pub struct EdgbParams {
     pub piggyback_global_queues: bool,
     /// As DGB.
     pub sample_forced: bool,
+    /// As DGB.
+    pub explore_global_port: bool,
     /// The contention counters' sliding window (as UGAL-LE).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0e9))]
     pub window_ns: f64,
@@ -82,6 +84,7 @@ impl Default for EdgbParams {
             feedback: d.feedback,
             piggyback_global_queues: d.piggyback_global_queues,
             sample_forced: d.sample_forced,
+            explore_global_port: d.explore_global_port,
             window_ns: 500.0,
             active_threshold: 5,
         }
@@ -107,6 +110,7 @@ impl EdgbParams {
             feedback: self.feedback,
             piggyback_global_queues: self.piggyback_global_queues,
             sample_forced: self.sample_forced,
+            explore_global_port: self.explore_global_port,
         }
     }
 }
