@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field
 
 from dflab.config_types import Number, Pattern, Section, choice
 
-ENGINE_SEMANTICS = 3
+ENGINE_SEMANTICS = 4
 ROUTING_ALGORITHMS: tuple[str, ...] = ('MIN', 'VALg', 'VALn', 'UGALg', 'UGALn', 'UGAL-L', 'UGAL-LE', 'UGAL-G', 'UGAL-G-path', 'DGB', 'EDGB', 'PAR', 'IMB', 'VAL', 'PB', 'ACOR', 'PB-ACOR', 'Q-adaptive', 'Q-routing')
 ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'MIN': ('vc_layout',),
@@ -21,8 +21,8 @@ ROUTING_PARAMS: dict[str, tuple[str, ...]] = {
     'UGAL-LE': ('active_threshold', 'bias', 'intermediate', 'intra_group', 'min_candidates', 'min_gateways', 'nonmin_candidates', 'window_ns'),
     'UGAL-G': ('intra_group',),
     'UGAL-G-path': ('intermediate',),
-    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_global_port', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced'),
-    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_global_port', 'explore_rate', 'feedback', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'piggyback_global_queues', 'remove_inflight', 'sample_forced', 'window_ns'),
+    'DGB': ('chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_global_port', 'explore_rate', 'feedback', 'inflight', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'minimal_vc', 'piggyback_global_queues', 'remove_inflight', 'same_port_residual', 'sample_forced'),
+    'EDGB': ('active_threshold', 'chan_global_cycles', 'chan_local_cycles', 'epoch_cycles', 'eta', 'explore_global_port', 'explore_rate', 'feedback', 'inflight', 'intermediate', 'intra_group', 'local_q_scale', 'min_gateways', 'minimal_vc', 'piggyback_global_queues', 'remove_inflight', 'same_port_residual', 'sample_forced', 'window_ns'),
     'PAR': ('adaptive_threshold', 'intermediate', 'intra_group'),
     'IMB': ('bias_schedule', 'intermediate', 'intra_group'),
     'VAL': ('policy', 'recompute', 'restricted'),
@@ -106,6 +106,7 @@ class Routing(Section):
     form: Annotated[str, AfterValidator(choice(('hop-weighted', 'booksim')))] | None = Field(None, description="The decision rule: ICS'24's hop-weighted one, or BookSim2's `q_m <= 2·q_nm + 30 + bias`. (Applies to UGAL-L.)")
     hi_ns: Number | None = Field(None, ge=0.001, le=1000000000.0, description='Hysteresis interval (ACOR-Switch). (Applies to ACOR, PB-ACOR.)')
     hysteresis: Annotated[str, AfterValidator(choice(('restart', 'fixed')))] | None = Field(None, description='Whether a level increase restarts the hysteresis window and clears the count (`restart`, FOGSim) or the windows run on a fixed grid (`fixed`, §4.2.2 as written). (Applies to ACOR, PB-ACOR.)')
+    inflight: Annotated[str, AfterValidator(choice(('window', 'exact')))] | None = Field(None, description="What the net occupancies leave out: `window` the flits sent within twice the link's latency (the fork's `GetInFlight`), `exact` the flits on the wire and the credits on their way back. (Applies to DGB, EDGB.)")
     intermediate: Annotated[str, AfterValidator(choice(('outside', 'any', 'any-shortcut')))] | None = Field(None, description='How the Valiant intermediate router is drawn: outside the source and destination groups (the reference), or any router, minimal when it falls in either (BookSim). (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G-path, DGB, EDGB, PAR, IMB.)')
     intra_group: Annotated[str, AfterValidator(choice(('minimal', 'adaptive')))] | None = Field(None, description="Intra-group packets: always the direct hop (every reference), or the algorithm's rule against a detour through a third router of the group. (Applies to UGALg, UGALn, UGAL-L, UGAL-LE, UGAL-G, DGB, EDGB, PAR, IMB.)")
     it1: int | None = Field(None, ge=1, le=4294967295, description='Refused attempts that raise level 1 to 2. (Applies to ACOR, PB-ACOR.)')
@@ -117,6 +118,7 @@ class Routing(Section):
     max_q: int | None = Field(None, ge=0, le=32, description='Router hops decided by the Q-table before minimal routing (VCs = max_q + 3). (Applies to Q-routing.)')
     min_candidates: int | None = Field(None, ge=1, le=64, description='Minimal paths compared per decision (distinct gateways: it matters only with `links_per_pair > 1`). (Applies to UGAL-L, UGAL-LE.)')
     min_gateways: Annotated[str, AfterValidator(choice(('own-first', 'all')))] | None = Field(None, description='Which parallel links toward the destination group are minimal candidates. (Applies to UGAL-L, UGAL-LE, DGB, EDGB.)')
+    minimal_vc: Annotated[str, AfterValidator(choice(('shared', 'own')))] | None = Field(None, description="The VC of minimal packets in their source group: `shared` with the Valiant packets' first hops (the fork), `own` (UGAL-L's layout: a VC of their own). (Applies to DGB, EDGB.)")
     nonmin_candidates: int | None = Field(None, ge=1, le=64, description='Non-minimal paths (intermediate routers) compared per decision. (Applies to UGAL-L, UGAL-LE.)')
     piggyback_global_queues: bool | None = Field(None, description="With `piggyback`: packets over local links carry their router's global queues; false: no router hears another's, as in the fork under BookSim's lookahead routing (`routing_delay = 0`), whose routing function runs for the next router at the previous one, so a packet carries the next router's own queues to it. (Applies to DGB, EDGB.)")
     policy: Annotated[str, AfterValidator(choice(('crg-gr', 'crg-sw', 'rrg-gr', 'rrg-sw')))] | None = Field(None, description='The misrouting policy (Table 1 of the ACOR paper). (Applies to VAL, PB.)')
@@ -129,6 +131,7 @@ class Routing(Section):
     reevaluate: bool | None = Field(None, description="Without `recompute`: decide again at every refused attempt at the head of the injection buffer between the minimal path and the candidate drawn at the first attempt, as FOGSim's `SRC_ADP` does (the default). False: the first decision stays. No effect with `recompute`. (Applies to PB.)")
     remove_inflight: bool | None = Field(None, description="Latency estimates and residuals on net occupancies, without the flits and credits on the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads. (Applies to DGB, EDGB.)")
     restricted: bool | None = Field(None, description='RVAL: intra-group packets misroute inside their group only (L-L). (Applies to VAL, PB.)')
+    same_port_residual: bool | None = Field(None, description='When both candidates left by the same first port, the second router works out a residual for the class not taken from the occupancy of the port that class would take there, as the fork does; false: only the chosen class gets a residual. (Applies to DGB, EDGB.)')
     sample_forced: bool | None = Field(None, description='Packets that go minimal without a decision (their intermediate fell in the source or the destination group, as `any-shortcut` draws can) give a minimal latency sample at the source and a residual from the destination, as in the fork, whose `iq_router.cpp` samples every inter-group packet; false: only the decided packets do. (Applies to DGB, EDGB.)')
     sequence: Annotated[str, AfterValidator(choice(('2LA', '2LB', '3L')))] | None = Field(None, description='The sequence of misrouting policies (Table 2). (Applies to ACOR, PB-ACOR.)')
     t_g_packets: Number | None = Field(None, ge=0.0, le=100000.0, description='`T_g`: ... plus this many packets. (Applies to PB, PB-ACOR.)')

@@ -32,7 +32,10 @@ pub mod workload;
 /// 3: DGB's and EDGB's net occupancies leave out a global link's credits while they travel
 /// to the window's barrier; DGB samples the packets that go minimal undecided and explores
 /// a global minimal first port against a local buffer, as the fork does.
-pub const ENGINE_SEMANTICS: u32 = 3;
+/// 4: DGB and EDGB as the fork: minimal packets share the Valiant packets' VC in the source
+/// group, the estimates leave out the flits sent within twice the link's latency, and a
+/// shared first port gives the other class a residual from the second router.
+pub const ENGINE_SEMANTICS: u32 = 4;
 
 pub use config::Experiment;
 pub use engine::{simulate, simulate_observed, simulate_partitioned, SimResult};

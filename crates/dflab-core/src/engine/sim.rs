@@ -22,13 +22,13 @@ use super::stream_seed;
 use super::timing::Timing;
 use crate::config::Experiment;
 use crate::error::{Error, Result};
-use crate::network::fabric::Fabric;
+use crate::network::fabric::{class_index, Fabric};
 use crate::network::{Packet, PacketId, RoutingArea};
 use crate::routing::ctx::Signals;
 use crate::routing::{Dest, Hooks, Outbox, Rng, Routing, NO_PORT};
 use crate::stats::{Execution, ProbeKind, ProbeResults, ProbeSpec, Probes, Series, Summary};
 use crate::topology::Topology;
-use crate::units::{ps_to_us, us_to_ps, Time};
+use crate::units::{ns_to_ps, ps_to_us, us_to_ps, Time};
 use crate::workload::{Synthetic, Traffic, Workload, WorkloadCtx};
 
 /// The event handlers' result: the error boxed, so that `Ok` is a null pointer returned in a
@@ -167,6 +167,13 @@ impl<R: Routing> Simulation<R> {
             ));
         }
         let mut fab = Fabric::new(&topo, vcs, t.in_caps, t.out_cap);
+        if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
+            // The DGB code's in-flight window: twice the link's latency (`network/sent_window.rs`).
+            let n = &cfg.network;
+            let span = [0, 2 * ns_to_ps(n.local_latency_ns), 2 * ns_to_ps(n.global_latency_ns), 0];
+            let port = |q: usize| ((q / vcs) % topo.radix) as u16;
+            fab.credits.keep_sent(|q| span[class_index(topo.class_of_port(port(q)))]);
+        }
         if t.booksim {
             fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);
         }

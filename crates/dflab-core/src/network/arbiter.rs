@@ -374,7 +374,7 @@ impl<R: Routing> Simulation<R> {
                     self.core.check.inflight_flits[oi] += flits;
                 }
                 if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
-                    self.fab.credits.wire_out(oi, flits);
+                    self.fab.credits.wire_out(oi, done, flits);
                 }
                 let ev = Event::Arrive { router: pr, port: pp, vc: out_vc as u8, pkt: id, pi: c };
                 let lane = self.core.lanes.arrive_through[class];

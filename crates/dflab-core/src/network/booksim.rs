@@ -306,7 +306,7 @@ impl<R: Routing> Simulation<R> {
             }
             let vc = self.core.pkts.get(id).out_vc;
             if R::HOOKS.has(Hooks::NET_OCCUPANCY) {
-                self.fab.credits.wire_out(pi * vcs + vc as usize, 1);
+                self.fab.credits.wire_out(pi * vcs + vc as usize, self.core.now, 1);
             }
             let ev = Event::Arrive { router: peer.0, port: peer.1, vc, pkt: id, pi: peer_port };
             let (lane, delay) = (self.core.lanes.arrive[class], self.core.t.link[class]);

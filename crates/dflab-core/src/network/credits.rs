@@ -7,6 +7,7 @@
 //! would give, without the event: at moderate load a sender almost never waits for credits.
 //! The engine schedules a wake-up only when a sender is actually blocked.
 
+use super::sent_window::SentWindow;
 use crate::units::Time;
 
 pub struct CreditLedger {
@@ -22,6 +23,8 @@ pub struct CreditLedger {
     /// Pending returns older than the newest, packed `time << 16 | flits`, one ring of `cap`
     /// entries per VC queue.
     ring: Vec<u64>,
+    /// Each VC's recent sends ([`Self::keep_sent`]), for [`Self::window_occupancy`].
+    sent: Option<Box<SentWindow>>,
 }
 
 /// Outcome of [`CreditLedger::admit`].
@@ -131,7 +134,14 @@ impl CreditLedger {
             queue_class: Vec::new(),
             state: vec![empty; queues],
             ring: vec![0; queues * cap as usize],
+            sent: None,
         }
+    }
+
+    /// Keep each VC queue's sends of the last `span_of(q)` ps (from now on, [`Self::wire_out`]
+    /// records them) for [`Self::window_occupancy`].
+    pub fn keep_sent(&mut self, span_of: impl Fn(usize) -> Time) {
+        self.sent = Some(Box::new(SentWindow::new(self.state.len(), span_of)));
     }
 
     /// `queues` VC queues whose downstream buffers hold `caps[class_of(q)]` flits, by link class
@@ -327,9 +337,25 @@ impl CreditLedger {
         s.out_flits + held.saturating_sub(s.wire as u32)
     }
 
-    /// `flits` of VC queue `q` start on the link.
+    /// The DGB code's estimate of the same (`GetUsedCredit − GetInFlight`): the raw occupancy
+    /// less the flits sent within the queue's span ([`Self::keep_sent`]; without it, none).
     #[inline]
-    pub fn wire_out(&mut self, q: usize, flits: u32) {
+    pub fn window_occupancy(&self, q: usize, now: Time) -> u32 {
+        let sent = self.sent.as_ref().map_or(0, |w| w.count(q, now));
+        self.occupancy(q, now).saturating_sub(sent)
+    }
+
+    /// `flits` of VC queue `q` start on the link at `now`.
+    #[inline]
+    pub fn wire_out(&mut self, q: usize, now: Time, flits: u32) {
+        self.on_wire(q, flits);
+        if let Some(w) = &mut self.sent {
+            w.record(q, now, flits);
+        }
+    }
+
+    #[inline]
+    fn on_wire(&mut self, q: usize, flits: u32) {
         let s = &mut self.state[q];
         s.wire = s.wire.saturating_add(flits.min(u16::MAX as u32) as u16);
     }
@@ -345,7 +371,7 @@ impl CreditLedger {
     /// mail: on their way, though not yet recorded by [`Self::give_back`].
     #[inline]
     pub fn mailed(&mut self, q: usize, flits: u32) {
-        self.wire_out(q, flits);
+        self.on_wire(q, flits);
     }
 
     /// The mailed credits of [`Self::mailed`] are handed to the ledger (before `give_back`).
@@ -547,7 +573,7 @@ mod tests {
         l.add_out_flits(0, 2);
         l.take(0, 4); // 4 flits took their credits (waiting for the link)
         assert_eq!((l.occupancy(0, 0), l.net_occupancy(0)), (6, 6));
-        l.wire_out(0, 3); // 3 of them start on the link
+        l.wire_out(0, 0, 3); // 3 of them start on the link
         assert_eq!((l.occupancy(0, 0), l.net_occupancy(0)), (6, 3));
         l.wire_in(0, 3); // they arrive downstream
         assert_eq!(l.net_occupancy(0), 6);

@@ -10,6 +10,7 @@ pub mod nic;
 pub mod packet;
 pub mod queues;
 pub mod router;
+pub mod sent_window;
 pub mod sst;
 
 pub use credits::{Admit, CreditLedger};

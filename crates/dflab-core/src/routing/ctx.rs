@@ -78,6 +78,15 @@ impl<'a> RouterView<'a> {
         (0..self.vcs).map(|vc| self.credits.net_occupancy(base + vc)).sum()
     }
 
+    /// The DGB code's estimate of [`Self::port_net_occupancy`]: the occupancy less the flits
+    /// the port sent within twice its link's latency (`network/sent_window.rs`; needs
+    /// [`Hooks::NET_OCCUPANCY`], else nothing is subtracted).
+    #[inline]
+    pub fn port_window_occupancy(&self, port: u16) -> u32 {
+        let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;
+        (0..self.vcs).map(|vc| self.credits.window_occupancy(base + vc, self.now)).sum()
+    }
+
     /// Whether the packet being routed entered the network at this router.
     #[inline]
     pub fn is_source_router(&self) -> bool {
@@ -113,6 +122,13 @@ impl OracleView<'_> {
     pub fn port_net_occupancy(&self, router: u32, port: u16) -> u32 {
         let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
         (0..self.vcs).map(|vc| self.credits.net_occupancy(base + vc)).sum()
+    }
+
+    /// [`RouterView::port_window_occupancy`] of any router's port.
+    #[inline]
+    pub fn port_window_occupancy(&self, router: u32, port: u16) -> u32 {
+        let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
+        (0..self.vcs).map(|vc| self.credits.window_occupancy(base + vc, self.now)).sum()
     }
 }
 

@@ -108,6 +108,10 @@ pub struct DgbParams {
     /// Latency estimates and residuals on net occupancies, without the flits and credits on
     /// the wires (the fork's `REMOVE_INFLIGHT`); false: the raw occupancies the decision reads.
     pub remove_inflight: bool,
+    /// What the net occupancies leave out: `window` the flits sent within twice the link's
+    /// latency (the fork's `GetInFlight`), `exact` the flits on the wire and the credits on
+    /// their way back.
+    pub inflight: Inflight,
     /// How residuals and the gateways' global queues reach the source router: `ideal` at once
     /// (the fork's default), `piggyback` carried by packets (`dgb_piggyback.rs`).
     pub feedback: Feedback,
@@ -128,6 +132,13 @@ pub struct DgbParams {
     /// port fuller than a local buffer leaves no vacancy and the owner of the minimal global
     /// link never explores). The same with equal buffers.
     pub explore_global_port: bool,
+    /// When both candidates left by the same first port, the second router works out a
+    /// residual for the class not taken from the occupancy of the port that class would take
+    /// there, as the fork does; false: only the chosen class gets a residual.
+    pub same_port_residual: bool,
+    /// The VC of minimal packets in their source group: `shared` with the Valiant packets'
+    /// first hops (the fork), `own` (UGAL-L's layout: a VC of their own).
+    pub minimal_vc: MinimalVc,
 }
 
 impl Default for DgbParams {
@@ -143,15 +154,40 @@ impl Default for DgbParams {
             intra_group: IntraGroup::Minimal,
             min_gateways: MinGateways::OwnFirst,
             remove_inflight: true,
+            inflight: Inflight::Window,
             feedback: Feedback::Ideal,
             piggyback_global_queues: true,
             sample_forced: true,
             explore_global_port: false,
+            same_port_residual: true,
+            minimal_vc: MinimalVc::Shared,
         }
     }
 }
 
 impl RoutingParams for DgbParams {}
+
+/// The VC of an inter-group minimal packet in its source group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MinimalVc {
+    /// The Valiant packets' first VC (the fork's): a minimal packet stalled behind a full
+    /// global link holds back the Valiant packets queued behind it on the same local link.
+    Shared,
+    /// UGAL-L's layout: the VC minimal packets take toward the destination group.
+    Own,
+}
+
+/// How the net occupancies of DGB's estimates count the flits in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Inflight {
+    /// The fork's estimate: the flits the port sent within twice its link's latency
+    /// (`network/sent_window.rs`).
+    Window,
+    /// The flits on the wire and the credits on their way back, as they are.
+    Exact,
+}
 
 /// The packet fields of DGB: UGAL-L's Valiant fields first (UGAL-L's path code reads them
 /// there), then what the destination needs for the residual.
@@ -165,15 +201,25 @@ pub struct DgbHeader {
     pub q_src: u16,
     /// When the source router decided.
     pub decided_at: Time,
-    /// 1 if the packet carries a residual back (an inter-group packet with two candidates).
+    /// `TRAIN` if the packet carries a residual back (an inter-group packet), with
+    /// `SAME_PORT` if its two candidates shared their first port, and `OTHER` once the second
+    /// router has worked out the other class's residual (`d_other`).
     pub train: u8,
     /// `piggyback`: the learnsets it carries (`CARRIES_DEST`, `CARRIES_INTERMEDIATE`).
     pub carries: u8,
     /// `piggyback`: the index (at its router) of the global port by which a non-minimal packet
     /// leaves the source group (the key of its residual at the destination).
     pub exit: u8,
-    pub _pad: [u8; 5],
+    /// `SAME_PORT`: the other candidate's hop count.
+    pub h_other: u8,
+    /// `OTHER`: the other class's residual, from the second router (`same_port_residual`).
+    pub d_other: i32,
 }
+
+/// [`DgbHeader::train`]'s flags.
+const TRAIN: u8 = 1;
+const SAME_PORT: u8 = 2;
+const OTHER: u8 = 4;
 
 /// DGB's control messages.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -227,10 +273,13 @@ pub struct Dgb<const E: bool> {
     wire: [f64; 2],
     chan: [f64; 2],
     contention: Option<Contention>,
-    remove_inflight: bool,
+    /// How the estimates' occupancies leave out the flits in flight (None: raw ones).
+    inflight: Option<Inflight>,
     piggyback: bool,
     global_queues: bool,
     sample_forced: bool,
+    same_port_residual: bool,
+    minimal_vc: MinimalVc,
     probes: bool,
 }
 
@@ -276,7 +325,7 @@ impl<const E: bool> Dgb<E> {
         };
         let ratio = learning.global_buffer as f64 / learning.local_buffer.max(1) as f64;
         let local_q_scale = p.local_q_scale.unwrap_or(ratio);
-        let remove_inflight = p.remove_inflight;
+        let inflight = p.remove_inflight.then_some(p.inflight);
         let piggyback = p.feedback == Feedback::Piggyback;
         let global_queues = piggyback && p.piggyback_global_queues;
         let probes = exp.run.decision_probes;
@@ -288,10 +337,12 @@ impl<const E: bool> Dgb<E> {
             wire,
             chan,
             contention,
-            remove_inflight,
+            inflight,
             piggyback,
             global_queues,
             sample_forced: p.sample_forced,
+            same_port_residual: p.same_port_residual,
+            minimal_vc: p.minimal_vc,
             probes,
         })
     }
@@ -334,10 +385,17 @@ impl<const E: bool> Dgb<E> {
 
     /// The occupancy of first port `port` the estimates read (`raw` is the decision's).
     fn q_net(&self, view: &RouterView, port: u16, raw: u32) -> u32 {
-        if self.remove_inflight {
-            view.port_net_occupancy(port)
-        } else {
-            raw
+        match self.inflight {
+            None => raw,
+            Some(_) => self.net_of(view, port),
+        }
+    }
+
+    /// The net occupancy of this router's `port` (with `inflight` set).
+    fn net_of(&self, view: &RouterView, port: u16) -> u32 {
+        match self.inflight {
+            Some(Inflight::Exact) => view.port_net_occupancy(port),
+            _ => view.port_window_occupancy(port),
         }
     }
 
@@ -354,14 +412,19 @@ impl<const E: bool> Dgb<E> {
         q_first_net: u32,
         pig: Option<&Piggyback>,
     ) -> (bool, [i64; 2]) {
-        let net = self.remove_inflight;
+        let net = self.inflight.is_some();
         let Some((router, exit)) = exit_port(view, port, group) else { return (false, [0, 0]) };
         let own = router == view.router;
         let (raw, net_q) = match pig.filter(|_| !own) {
             // Read directly: the router's own port, or any with `ideal` feedback.
             None => {
                 let raw = oracle.port_occupancy(router, exit);
-                (raw, if net { oracle.port_net_occupancy(router, exit) } else { raw })
+                let net_q = match self.inflight {
+                    None => raw,
+                    Some(Inflight::Exact) => oracle.port_net_occupancy(router, exit),
+                    Some(Inflight::Window) => oracle.port_window_occupancy(router, exit),
+                };
+                (raw, net_q)
             }
             Some(pig) => match pig.global_q(global_index(view.topo, router, exit)) {
                 Some((raw, heard_net)) => (raw, if net { heard_net } else { raw }),
@@ -425,7 +488,7 @@ impl<const E: bool> Dgb<E> {
             table.record_min(dest, estimate_of(q, q_g as u32, min.hops, table.feedback_min(dest)));
             let q_src = self.src_queue(view, hop.port);
             let h = pkt.hdr_mut::<DgbHeader>();
-            *h = DgbHeader { nm_port: NO_PORT, q_src, decided_at: now, train: 1, carries: 0, exit: 0, ..*h };
+            *h = DgbHeader { nm_port: NO_PORT, q_src, decided_at: now, train: TRAIN, carries: 0, exit: 0, ..*h };
         }
         if let Some((o, same_port, minimal, exit)) = seen {
             record_samples(table, &o, same_port, minimal);
@@ -443,8 +506,10 @@ impl<const E: bool> Dgb<E> {
                 }
             }
             let exit = exit.unwrap_or(0) as u8;
+            let train = if same_port && self.same_port_residual { TRAIN | SAME_PORT } else { TRAIN };
+            let h_other = if minimal { o.h_nm } else { o.h_min }.min(u8::MAX as u32) as u8;
             let h = pkt.hdr_mut::<DgbHeader>();
-            *h = DgbHeader { nm_port: o.nm_port, q_src: q, decided_at: now, train: 1, carries, exit, ..*h };
+            *h = DgbHeader { nm_port: o.nm_port, q_src: q, decided_at: now, train, carries, exit, h_other, ..*h };
         }
         count_decision(cx, self.probes, estimate);
         hop
@@ -461,7 +526,7 @@ impl<const E: bool> Dgb<E> {
         for k in 0..topo.h as u16 {
             let g = first + k;
             let raw = cx.view.port_occupancy(g);
-            let net = cx.view.port_net_occupancy(g);
+            let net = if self.inflight.is_some() { self.net_of(&cx.view, g) } else { raw };
             let index = global_index(topo, cx.view.router, g) as u16;
             cx.send(Dest::Port(port), DgbMsg::GlobalQ { index, raw, net });
         }
@@ -469,11 +534,62 @@ impl<const E: bool> Dgb<E> {
 }
 
 impl<const E: bool> Dgb<E> {
+    /// `minimal_vc = "shared"`: an inter-group minimal packet in its source group (its global
+    /// hop included) takes the Valiant packets' first VC, as in the fork's 4-VC assignment
+    /// (`dragonfly.cpp`: VC 0 for both phases in the source group).
+    #[inline]
+    fn source_group_vc(&self, view: &RouterView, pkt: &Packet, hop: Hop) -> Hop {
+        let topo = view.topo;
+        let shared = self.minimal_vc == MinimalVc::Shared
+            && !pkt.nonminimal
+            && !topo.is_host_port(hop.port)
+            && topo.group_of(pkt.dst_router) != view.group
+            && topo.group_of(topo.router_of_node(pkt.src)) == view.group;
+        if shared {
+            Hop { vc: UgalL::first_valiant_vc(), ..hop }
+        } else {
+            hop
+        }
+    }
+
+    /// At the second router of a packet whose candidates shared their first port: the other
+    /// class's residual, from the time the packet took to get here and the occupancy of the
+    /// port the other path would take from here (`iq_router.cpp`, "Special treatment if the
+    /// MIN and NON ports are the same port", with `dragonfly.cpp`'s `q_count_at_2ndrouter`
+    /// and `until_2ndrouter`): `(t₂ − q₁) + (H_other − 1)·q₂`, with `t₂` the cycles since the
+    /// decision less the first hop's wire and one cycle, and `q₁` the first port's occupancy.
+    fn second_hop(&self, view: &RouterView, pkt: &mut Packet) {
+        let h = *pkt.hdr::<DgbHeader>();
+        let other = if pkt.nonminimal { pkt.dst_router } else { h.valiant.inter_router };
+        let Some(port) = toward(view.topo, view.router, other) else { return };
+        let q2 = self.q_net(view, port, view.port_occupancy(port)) as f64;
+        let t2 = view.now.saturating_sub(h.decided_at) as f64 / self.cycle_ps - self.wire[0] - 1.0;
+        let d = (t2 - h.q_src as f64) + (h.h_other as f64 - 1.0) * q2;
+        let h = pkt.hdr_mut::<DgbHeader>();
+        h.d_other = d.round() as i32;
+        h.train |= OTHER;
+    }
+
     /// The occupancy the residual subtracts for a source-group hop by `port`.
     fn src_queue(&self, view: &RouterView, port: u16) -> u16 {
-        let q = if self.remove_inflight { view.port_net_occupancy(port) } else { view.port_occupancy(port) };
+        let q = if self.inflight.is_some() { self.net_of(view, port) } else { view.port_occupancy(port) };
         q.min(u16::MAX as u32) as u16
     }
+}
+
+/// The first port of a minimal path from `router` to router `to` (with parallel links, by the
+/// first of the group's links), if `to` is another router.
+fn toward(topo: &Topology, router: u32, to: u32) -> Option<u16> {
+    if to == router || to == NONE {
+        return None;
+    }
+    if let Some((port, _)) = topo.minimal_first_port(router, to) {
+        return Some(port);
+    }
+    let (grp, to_grp) = (topo.group_of(router), topo.group_of(to));
+    let &(index, k) = topo.gateways(grp, to_grp).first()?;
+    let gateway = grp * topo.a as u32 + index as u32;
+    Some(if gateway == router { topo.first_global_port() + k } else { topo.local_port_to(router, gateway, grp) })
 }
 
 /// The router and global port by which a path that leaves the deciding router by `port`
@@ -572,6 +688,9 @@ impl<const E: bool> Routing for Dgb<E> {
             self.decide(cx, pkt)
         } else {
             let hop = self.inner.next_hop(&cx.view, pkt, cx.rng);
+            if pkt.hops == 1 && pkt.hdr::<DgbHeader>().train & SAME_PORT != 0 {
+                self.second_hop(&cx.view, pkt);
+            }
             // The source group's occupancies, for the residual.
             let topo = cx.view.topo;
             if topo.group_of(topo.router_of_node(pkt.src)) == cx.view.group {
@@ -584,7 +703,7 @@ impl<const E: bool> Routing for Dgb<E> {
         if self.global_queues {
             self.send_global_queues(cx, hop.port);
         }
-        hop
+        self.source_group_vc(&cx.view, pkt, hop)
     }
 
     /// Outside the source group the path is UGAL-L's table walk; inside it the occupancies are
@@ -610,13 +729,17 @@ impl<const E: bool> Routing for Dgb<E> {
         let wire = (pkt.hops as f64 - global) * self.wire[0] + global * self.wire[1];
         let d = elapsed - wire - pkt.hops as f64 - h.q_src as f64;
         let src = cx.view.topo.router_of_node(pkt.src);
-        if let Some(pig) = &mut cx.state.piggyback {
-            pig.record(src, pkt.nonminimal.then_some((h.nm_port, h.exit)), d as f32);
-            return;
+        // The chosen class's residual, and the other class's from the second router.
+        let other = (h.train & OTHER != 0).then_some((!pkt.nonminimal, h.d_other as f32));
+        for (nonminimal, d) in [(pkt.nonminimal, d as f32)].into_iter().chain(other) {
+            if let Some(pig) = &mut cx.state.piggyback {
+                pig.record(src, nonminimal.then_some((h.nm_port, h.exit)), d);
+                continue;
+            }
+            let port = if nonminimal { h.nm_port } else { NO_PORT };
+            let residual = Residual { from: cx.view.router, port, d };
+            cx.send(Dest::Router { router: src, delay: 0 }, DgbMsg::Residual(residual));
         }
-        let port = if pkt.nonminimal { h.nm_port } else { NO_PORT };
-        let residual = Residual { from: cx.view.router, port, d: d as f32 };
-        cx.send(Dest::Router { router: src, delay: 0 }, DgbMsg::Residual(residual));
     }
 
     fn on_msg(&self, cx: &mut Ctx<'_, Self>, _port: u16, m: DgbMsg) {

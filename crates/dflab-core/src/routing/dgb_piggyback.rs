@@ -178,7 +178,7 @@ impl Piggyback {
 mod tests {
     use super::*;
     use crate::config::{Experiment, Intermediate};
-    use crate::routing::dgb::{Dgb, DgbHeader, DgbMsg, DgbParams};
+    use crate::routing::dgb::{Dgb, DgbHeader, DgbMsg, DgbParams, Inflight};
     use crate::routing::harness::{Harness, Net};
     use crate::routing::{Dest, NO_PORT};
 
@@ -191,8 +191,9 @@ mod tests {
         (n.flit_bytes, n.local_bw_gbps, n.global_bw_gbps, n.host_bw_gbps) = (64, 64.0, 64.0, 64.0);
         (n.local_latency_ns, n.global_latency_ns, n.input_buffer_flits) = (10.0, 15.0, 256);
         let net = Net::new(4, 8, 4, 1);
-        let p =
-            DgbParams { feedback: Feedback::Piggyback, intermediate: Intermediate::Outside, ..DgbParams::default() };
+        // The wire's flits left out exactly (the tests set them on the wire).
+        let (feedback, intermediate) = (Feedback::Piggyback, Intermediate::Outside);
+        let p = DgbParams { feedback, intermediate, inflight: Inflight::Exact, ..DgbParams::default() };
         let alg = Dgb::<false>::build(&net.topo, &exp, p, None).unwrap();
         Harness::new(net, alg, 1)
     }

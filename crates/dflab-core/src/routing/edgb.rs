@@ -18,7 +18,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::dgb::{window_ps, Contention, Dgb, DgbParams};
+use super::dgb::{window_ps, Contention, Dgb, DgbParams, Inflight, MinimalVc};
 use super::dgb_piggyback::Feedback;
 use super::ugal_l::MinGateways;
 use crate::config::{Experiment, Intermediate, IntraGroup, RoutingParams};
@@ -53,6 +53,8 @@ pub struct EdgbParams {
     /// As DGB.
     pub remove_inflight: bool,
     /// As DGB.
+    pub inflight: Inflight,
+    /// As DGB.
     pub feedback: Feedback,
     /// As DGB.
     pub piggyback_global_queues: bool,
@@ -60,6 +62,10 @@ pub struct EdgbParams {
     pub sample_forced: bool,
     /// As DGB.
     pub explore_global_port: bool,
+    /// As DGB.
+    pub same_port_residual: bool,
+    /// As DGB.
+    pub minimal_vc: MinimalVc,
     /// The contention counters' sliding window (as UGAL-LE).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1.0e9))]
     pub window_ns: f64,
@@ -81,10 +87,13 @@ impl Default for EdgbParams {
             intra_group: d.intra_group,
             min_gateways: d.min_gateways,
             remove_inflight: d.remove_inflight,
+            inflight: d.inflight,
             feedback: d.feedback,
             piggyback_global_queues: d.piggyback_global_queues,
             sample_forced: d.sample_forced,
             explore_global_port: d.explore_global_port,
+            same_port_residual: d.same_port_residual,
+            minimal_vc: d.minimal_vc,
             window_ns: 500.0,
             active_threshold: 5,
         }
@@ -107,10 +116,13 @@ impl EdgbParams {
             intra_group: self.intra_group,
             min_gateways: self.min_gateways,
             remove_inflight: self.remove_inflight,
+            inflight: self.inflight,
             feedback: self.feedback,
             piggyback_global_queues: self.piggyback_global_queues,
             sample_forced: self.sample_forced,
             explore_global_port: self.explore_global_port,
+            same_port_residual: self.same_port_residual,
+            minimal_vc: self.minimal_vc,
         }
     }
 }

@@ -84,7 +84,20 @@ impl Net {
     pub fn set_on_wire(&mut self, router: u32, port: u16, vc: usize, flits: u32) {
         let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
         self.credits.wire_in(i, u32::MAX);
-        self.credits.wire_out(i, flits);
+        self.credits.wire_out(i, self.now, flits);
+    }
+
+    /// Keep every VC's sends of the last `span` ps (the DGB code's in-flight window).
+    pub fn keep_sent(&mut self, span: Time) {
+        self.credits.keep_sent(|_| span);
+    }
+
+    /// Record `flits` of (router, port, vc) sent onto the link at `at` (they leave nothing
+    /// in the occupancies: only [`Self::keep_sent`]'s window counts them).
+    pub fn record_sent(&mut self, router: u32, port: u16, vc: usize, at: Time, flits: u32) {
+        let i = (router as usize * self.topo.radix + port as usize) * self.vcs + vc;
+        self.credits.wire_out(i, at, flits);
+        self.credits.wire_in(i, flits);
     }
 
     pub fn view(&self, router: u32, in_port: u16) -> RouterView<'_> {

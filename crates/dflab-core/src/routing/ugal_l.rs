@@ -341,6 +341,11 @@ impl UgalL {
 }
 
 impl UgalL {
+    /// The VC of a Valiant packet's hops in its source group.
+    pub(crate) const fn first_valiant_vc() -> u8 {
+        LAYOUT.vc.to_group
+    }
+
     /// The hop after the source router (the Valiant layout's), shared with UGAL-LE.
     pub(crate) fn next_hop(&self, view: &RouterView, pkt: &mut Packet, rng: &mut Rng) -> Hop {
         LAYOUT.next_hop(view, pkt, rng)

@@ -100,7 +100,7 @@ fn the_decision_weighs_hops_bias_and_the_local_port_scale() {
 /// not explain; it reaches the source router, whose next minimal sample includes it.
 #[test]
 fn the_residual_travels_back_and_enters_the_next_sample() {
-    let mut h = harness::<false>(DgbParams::default(), None, 1);
+    let mut h = harness::<false>(DgbParams { inflight: Inflight::Exact, ..DgbParams::default() }, None, 1);
     let topo = h.net.topo.clone();
     let dest = topo.router_of_node(FAR);
     // Router 1's global link toward group 5 holds 7 flits in the next router's buffer and
@@ -148,7 +148,8 @@ fn undecided_minimal_packets_are_sampled_as_in_the_fork() {
     for seed in 0..200 {
         let mut hops = Vec::new();
         for on in [true, false] {
-            let mut h = harness::<false>(DgbParams { sample_forced: on, ..DgbParams::default() }, None, 1);
+            let p = DgbParams { sample_forced: on, inflight: Inflight::Exact, ..DgbParams::default() };
+            let mut h = harness::<false>(p, None, 1);
             // The gateway's global link: 10 flits used, 3 of them on the wire (net 7).
             h.net.set_used_credits(gateway, topo.first_global_port() + k, 0, 10);
             h.net.set_on_wire(gateway, topo.first_global_port() + k, 0, 3);
@@ -159,7 +160,7 @@ fn undecided_minimal_packets_are_sampled_as_in_the_fork() {
             h.reseed(seed);
             let mut pkt = h.packet(0, FAR);
             hops.push(h.route(0, host, &mut pkt));
-            let (samples, train) = (h.state(0).table.sizes(dest, 4).0, pkt.hdr::<DgbHeader>().train);
+            let (samples, train) = (h.state(0).table.sizes(dest, 4).0, pkt.hdr::<DgbHeader>().train & TRAIN);
             if !forced {
                 // A decision: sampled either way.
                 assert_eq!((samples + pkt.nonminimal as u32, train), (1, 1), "seed {seed}");
@@ -229,4 +230,104 @@ fn edgb_adds_the_contention_term_only_without_a_direct_link() {
         );
     }
     assert!(nonmin > dgb_nonmin + 10, "EDGB {nonmin}, DGB {dgb_nonmin}");
+}
+
+/// The fork's in-flight estimate (`inflight = "window"`, the default): the flits a port sent
+/// within twice its link's latency are left out, whether they are still on the wire or not.
+#[test]
+fn the_window_estimate_leaves_out_the_flits_sent_within_twice_the_latency() {
+    let mut h = harness::<false>(DgbParams::default(), None, 1);
+    let topo = h.net.topo.clone();
+    let (r, k) = topo.gateways(0, 5)[0];
+    let exit = topo.first_global_port() + k;
+    // 2 × 15 ns of the global link. At 40 ns: 3 flits sent at 20 ns count as in flight, 2
+    // sent at 5 ns do not (raw 10, window estimate 7), whatever is on the wire.
+    h.net.keep_sent(30_000);
+    h.net.set_used_credits(r as u32, exit, 0, 10);
+    h.net.record_sent(r as u32, exit, 0, 5_000, 2);
+    h.net.record_sent(r as u32, exit, 0, 20_000, 3);
+    h.net.now = 40_000;
+    let mut pkt = h.packet(0, FAR);
+    h.walk(&mut pkt);
+    assert!(!pkt.nonminimal);
+    assert_eq!(pkt.hdr::<DgbHeader>().q_src, 7);
+    // `exact` reads the wire, which holds nothing here: the raw 10.
+    let mut exact = harness::<false>(DgbParams { inflight: Inflight::Exact, ..DgbParams::default() }, None, 1);
+    exact.net.set_used_credits(r as u32, exit, 0, 10);
+    let mut pkt = exact.packet(0, FAR);
+    exact.walk(&mut pkt);
+    assert_eq!(pkt.hdr::<DgbHeader>().q_src, 10);
+}
+
+/// When both candidates leave by the same local port, the second router works out the other
+/// class's residual, `(t₂ − q₁) + (H_other − 1)·q₂`, and the destination sends it after the
+/// chosen class's; with `same_port_residual = false` only the chosen one is sent.
+#[test]
+fn a_shared_first_port_gives_the_other_class_a_residual_from_the_second_router() {
+    let topo = Net::new(4, 8, 4, 1).topo;
+    let dest = topo.router_of_node(FAR);
+    let min_global = topo.first_global_port() + topo.gateways(0, 5)[0].1;
+    let mut found = 0;
+    for on in [true, false] {
+        let p = DgbParams { inflight: Inflight::Exact, same_port_residual: on, ..DgbParams::default() };
+        let mut h = harness::<false>(p, None, 1);
+        for seed in 0..400 {
+            h.reseed(seed);
+            h.net.now = 0;
+            h.net.set_used_credits(1, min_global, 0, 0);
+            // Every port at 1 flit and every bias at −200: Valiant.
+            let (hop, mut pkt) = decide(&mut h, FAR, 1, 1, -200.0);
+            let hd = *pkt.hdr::<DgbHeader>();
+            if hop.port != topo.local_port(0, 1) || hd.nm_port != hop.port {
+                continue;
+            }
+            assert!(pkt.nonminimal, "seed {seed}");
+            assert_eq!(hd.train & SAME_PORT != 0, on);
+            assert_eq!((hd.q_src, hd.h_other), (1, 3));
+            // At router 1, 25 cycles after the decision; its link toward group 5 (where the
+            // minimal path would go on) holds 9 flits.
+            h.net.set_used_credits(1, min_global, 0, 9);
+            h.net.now = 25_000;
+            pkt.hops = 1;
+            h.route(1, topo.local_port(1, 0), &mut pkt);
+            let sent = h.deliver(&pkt);
+            if !on {
+                assert_eq!(pkt.hdr::<DgbHeader>().train & OTHER, 0);
+                assert_eq!(sent.len(), 1);
+                continue;
+            }
+            found += 1;
+            // (25 − 10 − 1 − 1) + (3 − 1)·9.
+            assert_eq!(pkt.hdr::<DgbHeader>().d_other, 31, "seed {seed}");
+            let other = DgbMsg::Residual(Residual { from: dest, port: NO_PORT, d: 31.0 });
+            assert_eq!(sent.len(), 2);
+            assert!(matches!(sent[0].1, DgbMsg::Residual(Residual { port, .. }) if port == hop.port));
+            assert_eq!(sent[1], (Dest::Router { router: 0, delay: 0 }, other));
+        }
+    }
+    assert!(found >= 5, "{found} same-port decisions");
+}
+
+/// `minimal_vc = "shared"` (the fork's VCs): a minimal packet takes the Valiant packets' VC
+/// in its source group, global hop included, and the destination group's VC after it;
+/// `own` keeps UGAL-L's VC toward the destination group.
+#[test]
+fn minimal_packets_share_the_valiant_vc_in_the_source_group() {
+    for (vc, expect) in [(MinimalVc::Shared, [0, 0, 3]), (MinimalVc::Own, [2, 2, 3])] {
+        let mut h = harness::<false>(DgbParams { minimal_vc: vc, ..DgbParams::default() }, None, 1);
+        let topo = h.net.topo.clone();
+        let mut pkt = h.packet(0, FAR);
+        let (mut router, mut in_port, mut vcs) = (0, topo.host_port_of_node(0), Vec::new());
+        loop {
+            let hop = h.route(router, in_port, &mut pkt);
+            if topo.is_host_port(hop.port) {
+                break;
+            }
+            vcs.push(hop.vc);
+            (router, in_port) = topo.peer(router, hop.port).unwrap();
+            pkt.hops += 1;
+        }
+        assert!(!pkt.nonminimal);
+        assert_eq!(vcs, expect, "{vc:?}");
+    }
 }
