@@ -69,6 +69,18 @@ def _ics24(routing: str, pattern: str, load: float) -> dict[str, Any]:
     }
 
 
+def _dgb(pattern: str, load: float) -> dict[str, Any]:
+    """DGB on its fork's own network (booksim-dgb-1056, BookSim timing): an oracle on one
+    partition that reads occupancies at every source-group hop and keeps the fork's in-flight
+    window of every port's sends. 5 µs warm-up, 5 µs measured."""
+    return {
+        "preset": "booksim-dgb-1056",
+        "routing": {"algorithm": "DGB"},
+        "traffic": {"pattern": pattern, "load": load},
+        "run": {"warmup_us": 5.0, "measure_us": 5.0},
+    }
+
+
 def _acor(routing: str, pattern: str, load: float) -> dict[str, Any]:
     """A scenario on the acor-5256 network (the ACOR paper's FOGSim setup, link-busy timing cut
     through): 5 µs warm-up, 10 µs measured. VAL and PB are restricted and recomputing (the
@@ -122,6 +134,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "link-busy-adv+1-0.4-Q-adaptive": _link_busy("Q-adaptive", "adv+1", 0.4),
     "booksim-ur0.5-MIN": _ics24("MIN", "ur", 0.5),
     "booksim-adv+1-0.4-UGAL-L": _ics24("UGAL-L", "adv+1", 0.4),
+    "booksim-dgb-1056-adv+1-0.3-DGB": _dgb("adv+1", 0.3),
     "acor-5256-ur0.5-VAL": _acor("VAL", "ur", 0.5),
     "acor-5256-ur0.5-ACOR": _acor("ACOR", "ur", 0.5),
     "acor-5256-ur0.5-PB-ACOR": _acor("PB-ACOR", "ur", 0.5),

@@ -171,8 +171,8 @@ impl<R: Routing> Simulation<R> {
             // The DGB code's in-flight window: twice the link's latency (`network/sent_window.rs`).
             let n = &cfg.network;
             let span = [0, 2 * ns_to_ps(n.local_latency_ns), 2 * ns_to_ps(n.global_latency_ns), 0];
-            let port = |q: usize| ((q / vcs) % topo.radix) as u16;
-            fab.credits.keep_sent(|q| span[class_index(topo.class_of_port(port(q)))]);
+            let port = |p: usize| (p % topo.radix) as u16;
+            fab.credits.keep_sent(vcs, |p| span[class_index(topo.class_of_port(port(p)))]);
         }
         if t.booksim {
             fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);

@@ -138,10 +138,11 @@ impl CreditLedger {
         }
     }
 
-    /// Keep each VC queue's sends of the last `span_of(q)` ps (from now on, [`Self::wire_out`]
-    /// records them) for [`Self::window_occupancy`].
-    pub fn keep_sent(&mut self, span_of: impl Fn(usize) -> Time) {
-        self.sent = Some(Box::new(SentWindow::new(self.state.len(), span_of)));
+    /// Keep each port's sends (its `vcs` queues together) of the last `span_of(port)` ps: from
+    /// now on [`Self::wire_out`] records them, for [`Self::sent_within_span`].
+    pub fn keep_sent(&mut self, vcs: usize, span_of: impl Fn(usize) -> Time) {
+        let ports = self.state.len() / vcs.max(1);
+        self.sent = Some(Box::new(SentWindow::new(ports, vcs, span_of)));
     }
 
     /// `queues` VC queues whose downstream buffers hold `caps[class_of(q)]` flits, by link class
@@ -337,12 +338,11 @@ impl CreditLedger {
         s.out_flits + held.saturating_sub(s.wire as u32)
     }
 
-    /// The DGB code's estimate of the same (`GetUsedCredit − GetInFlight`): the raw occupancy
-    /// less the flits sent within the queue's span ([`Self::keep_sent`]; without it, none).
+    /// The flits the port of VC queue `q` sent within its span ([`Self::keep_sent`]; without
+    /// it, none): what the DGB code's `GetUsedCredit − GetInFlight` takes off the occupancy.
     #[inline]
-    pub fn window_occupancy(&self, q: usize, now: Time) -> u32 {
-        let sent = self.sent.as_ref().map_or(0, |w| w.count(q, now));
-        self.occupancy(q, now).saturating_sub(sent)
+    pub fn sent_within_span(&self, q: usize, now: Time) -> u32 {
+        self.sent.as_ref().map_or(0, |w| w.count(q, now))
     }
 
     /// `flits` of VC queue `q` start on the link at `now`.

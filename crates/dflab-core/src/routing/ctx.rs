@@ -84,7 +84,8 @@ impl<'a> RouterView<'a> {
     #[inline]
     pub fn port_window_occupancy(&self, port: u16) -> u32 {
         let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;
-        (0..self.vcs).map(|vc| self.credits.window_occupancy(base + vc, self.now)).sum()
+        let raw: u32 = (0..self.vcs).map(|vc| self.credits.occupancy(base + vc, self.now)).sum();
+        raw.saturating_sub(self.credits.sent_within_span(base, self.now))
     }
 
     /// Whether the packet being routed entered the network at this router.
@@ -128,7 +129,8 @@ impl OracleView<'_> {
     #[inline]
     pub fn port_window_occupancy(&self, router: u32, port: u16) -> u32 {
         let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
-        (0..self.vcs).map(|vc| self.credits.window_occupancy(base + vc, self.now)).sum()
+        let raw: u32 = (0..self.vcs).map(|vc| self.credits.occupancy(base + vc, self.now)).sum();
+        raw.saturating_sub(self.credits.sent_within_span(base, self.now))
     }
 }
 

@@ -3,7 +3,8 @@
 //! `routers/iq_router.cpp` with `DGB_ON`, default modes `DGB_IDEAL`, `T_EST_END2END`,
 //! `DECOUPLING`); and EDGB (Chaulagain & Yuan, ICS'24 §5.1.2), DGB with UGAL-LE's contention
 //! term. Both decide once per inter-group packet at the source router, between one minimal and
-//! one Valiant candidate (UGAL-L's candidates and 4-VC layout, `ugal_l.rs`):
+//! one Valiant candidate (UGAL-L's candidates and 4-VC layout, `ugal_l.rs`, but for the
+//! minimal packets' VC in the source group, below):
 //!
 //! * **Decision**: minimal iff `H_min·q_min ≤ ⌊H_nm·(q_nm + b)⌋⁺`, with `q` the first ports'
 //!   whole occupancies, `b` the rounded bias of (destination router, non-minimal first port)
@@ -20,7 +21,18 @@
 //!   latencies, one cycle per hop and the occupancies met in the source group do not explain.
 //!   It reaches the source router at once (the fork's `DGB_IDEAL`; so DGB is an oracle and runs
 //!   one partition), keyed per destination for minimal packets and per (destination, first
-//!   port) for non-minimal ones.
+//!   port) for non-minimal ones. When both candidates left by the same (local) first port,
+//!   the second router also works out the other class's residual, `(t₂ − q₁) + (H − 1)·q₂`:
+//!   `t₂` the cycles from the decision to the second router less the first hop's wire and
+//!   one cycle, `q₁` the first port's occupancy, `q₂` that of the port the other class would
+//!   take at the second router (`same_port_residual`, as the fork).
+//! * **Net occupancies** (samples, residuals, one-sided estimates): the raw occupancy less
+//!   the flits the port sent within twice its link's latency (`inflight = "window"`, the
+//!   fork's `GetUsedCredit − GetInFlight`, `network/sent_window.rs`). The decision and the
+//!   exploration's vacancy read raw occupancies, as the fork does.
+//! * **VCs**: a minimal packet takes the Valiant packets' first VC in its source group, its
+//!   global hop included (`minimal_vc = "shared"`, the fork's VC 0 for both), so a minimal
+//!   packet stalled behind a full global link holds back the Valiant packets behind it.
 //! * **Training** before each decision: `dgb_table.rs`.
 //!
 //! EDGB (`EDGB`) adds `q_min·max(C − 1, 0)` to `H_min·q_min` when the source router has no
@@ -29,16 +41,13 @@
 //! `docs/ugal-le.md`.
 //!
 //! Deviations from the fork, each an option or a documented approximation:
-//! * The samples, residuals and emergency estimates read net occupancies: the raw ones without
-//!   the flits on the wire and the credits on their way back (output buffer, flits waiting for
-//!   the link, downstream input buffer), exactly what the fork's `GetUsedCredit − GetInFlight`
-//!   estimates with a 2×latency window of sent flits; `remove_inflight = false` reads the raw
-//!   ones. The decision and the exploration's vacancy read raw occupancies, as the fork does.
+//! * Options away from the fork: `inflight = "exact"` leaves out exactly the flits on the wire
+//!   and the credits on their way back (what the window estimates); `remove_inflight = false`
+//!   reads raw occupancies everywhere; `same_port_residual = false` gives only the chosen
+//!   class a residual; `minimal_vc = "own"` keeps UGAL-L's VC 2 for minimal packets.
 //! * The non-minimal residual is keyed per (destination, first port) at the source, as the
 //!   fork's learnsets average it; the fork keeps it per global port at the destination between
 //!   learnsets, which `DGB_IDEAL` hands over after every sample anyway.
-//! * The fork's special residual for a non-minimal packet that shares the minimal first port
-//!   (a second-hop occupancy sample) is not modelled.
 //! * The exploration reads a global minimal first port's vacancy against a local buffer, as
 //!   the fork's `DoTraining` does (its global-port branch is never taken);
 //!   `explore_global_port` reads it against the global buffer.
@@ -47,12 +56,11 @@
 //!   set them. Samples are recorded at the decision, not when the tail leaves the router.
 //! * The feedback transport is the fork's default `DGB_IDEAL`; `feedback = "piggyback"` is its
 //!   `DGB_PIGGYBACK` (learnsets and global queues carried by packets, `dgb_piggyback.rs`).
-//! * Candidates and VCs are UGAL-L's. The intermediate is drawn as the fork's `GetIntmNode`
+//! * Candidates are UGAL-L's. The intermediate is drawn as the fork's `GetIntmNode`
 //!   does (`intermediate = "any-shortcut"`, the default): any router, and the intermediate
 //!   group's entry router when it is also its exit toward the destination group. A draw in the
 //!   destination group leaves the packet minimal; the fork then routes it through that
-//!   group's drawn router (a local detour behind the same global link). The fork numbers the
-//!   VCs differently (minimal packets on VC0 in the source group).
+//!   group's drawn router (a local detour behind the same global link).
 //! * A packet that goes minimal undecided (its intermediate in the source or destination
 //!   group) gives a minimal sample and a residual, as the fork samples every inter-group
 //!   packet (`sample_forced`, default); the fork also trains before and decides on a draw in
