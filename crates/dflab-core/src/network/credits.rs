@@ -23,7 +23,7 @@ pub struct CreditLedger {
     /// Pending returns older than the newest, packed `time << 16 | flits`, one ring of `cap`
     /// entries per VC queue.
     ring: Vec<u64>,
-    /// Each VC's recent sends ([`Self::keep_sent`]), for [`Self::window_occupancy`].
+    /// Each port's recent sends ([`Self::keep_sent`]), for [`Self::sent_within_span`].
     sent: Option<Box<SentWindow>>,
 }
 

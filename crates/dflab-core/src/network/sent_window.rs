@@ -85,7 +85,6 @@ impl SentWindow {
     }
 
     /// [`Self::count`] when a send has expired since the last query.
-    #[cold]
     fn expire(p: &Port, now: Time) -> u32 {
         let mut i = (p.stale.load(Ordering::Relaxed) - p.pruned) as usize;
         while i < p.log.len() && p.log[i].0 + p.span <= now {

@@ -87,7 +87,7 @@ impl Net {
         self.credits.wire_out(i, self.now, flits);
     }
 
-    /// Keep every VC's sends of the last `span` ps (the DGB code's in-flight window).
+    /// Keep every port's sends of the last `span` ps (the DGB code's in-flight window).
     pub fn keep_sent(&mut self, span: Time) {
         self.credits.keep_sent(self.vcs, |_| span);
     }
