@@ -84,8 +84,7 @@ impl<'a> RouterView<'a> {
     #[inline]
     pub fn port_window_occupancy(&self, port: u16) -> u32 {
         let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;
-        let raw: u32 = (0..self.vcs).map(|vc| self.credits.occupancy(base + vc, self.now)).sum();
-        raw.saturating_sub(self.credits.sent_within_span(base, self.now))
+        window_occupancy(self.credits, base, self.vcs, self.now)
     }
 
     /// Whether the packet being routed entered the network at this router.
@@ -129,9 +128,16 @@ impl OracleView<'_> {
     #[inline]
     pub fn port_window_occupancy(&self, router: u32, port: u16) -> u32 {
         let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
-        let raw: u32 = (0..self.vcs).map(|vc| self.credits.occupancy(base + vc, self.now)).sum();
-        raw.saturating_sub(self.credits.sent_within_span(base, self.now))
+        window_occupancy(self.credits, base, self.vcs, self.now)
     }
+}
+
+/// The raw occupancy of the port whose VC queues start at `base`, less the flits it sent within
+/// its span ([`CreditLedger::sent_within_span`]).
+#[inline]
+fn window_occupancy(credits: &CreditLedger, base: usize, vcs: usize, now: Time) -> u32 {
+    let raw: u32 = (0..vcs).map(|vc| credits.occupancy(base + vc, now)).sum();
+    raw.saturating_sub(credits.sent_within_span(base, now))
 }
 
 /// Where a control message goes. Every message takes the latency of the path it travels
