@@ -172,7 +172,8 @@ impl<R: Routing> Simulation<R> {
             let n = &cfg.network;
             let span = [0, 2 * ns_to_ps(n.local_latency_ns), 2 * ns_to_ps(n.global_latency_ns), 0];
             let port = |p: usize| (p % topo.radix) as u16;
-            fab.credits.keep_sent(vcs, |p| span[class_index(topo.class_of_port(port(p)))]);
+            let cycle = t.booksim.then_some(t.tick);
+            fab.credits.keep_sent(vcs, cycle, |p| span[class_index(topo.class_of_port(port(p)))]);
         }
         if t.booksim {
             fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);

@@ -139,10 +139,11 @@ impl CreditLedger {
     }
 
     /// Keep each port's sends (its `vcs` queues together) of the last `span_of(port)` ps: from
-    /// now on [`Self::wire_out`] records them, for [`Self::sent_within_span`].
-    pub fn keep_sent(&mut self, vcs: usize, span_of: impl Fn(usize) -> Time) {
+    /// now on [`Self::wire_out`] records them, for [`Self::sent_within_span`]. `cycle`: every
+    /// send is one flit at a multiple of it, at most one per cycle and port (BookSim timing).
+    pub fn keep_sent(&mut self, vcs: usize, cycle: Option<Time>, span_of: impl Fn(usize) -> Time) {
         let ports = self.state.len() / vcs.max(1);
-        self.sent = Some(Box::new(SentWindow::new(ports, vcs, span_of)));
+        self.sent = Some(Box::new(SentWindow::new(ports, vcs, cycle, span_of)));
     }
 
     /// `queues` VC queues whose downstream buffers hold `caps[class_of(q)]` flits, by link class

@@ -6,16 +6,153 @@
 //! and credit delays make every one do so by a cycle or more) counts as buffered meanwhile.
 //! Kept per port (the estimate sums a port's VCs), only for routings that read net occupancies
 //! ([`crate::routing::Hooks::NET_OCCUPANCY`]).
+//!
+//! Two exact representations of the same count. Under BookSim timing (single-flit packets, a
+//! port sends at most one flit per cycle, at a tick) a port's sends of the last 256 cycles are
+//! one bit per cycle beside the port's other fields ([`CycleRing`]): a record and a query are
+//! a few word operations on one cache line. Otherwise a port keeps a log of its sends
+//! ([`SendLog`]), whose oldest entry, written a span ago, is usually out of the cache.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::units::Time;
 
+/// Cycles a [`CycleRing`] remembers: spans up to this many cycles use it.
+const RING_CYCLES: u64 = 256;
+
+/// Every port's recent sends, ports numbered `queue / vcs`.
+pub struct SentWindow {
+    vcs: usize,
+    kind: Kind,
+}
+
+enum Kind {
+    Log(Vec<SendLog>),
+    /// Sends at multiples of `cycle` ps only, one flit each, at most one per cycle and port.
+    Cycles {
+        cycle: Time,
+        ports: Vec<CycleRing>,
+    },
+}
+
+impl SentWindow {
+    /// `ports` ports of `vcs` VC queues each, port `p` counting its sends of the last
+    /// `span_of(p)` ps. With `cycle`, every send is one flit at a multiple of `cycle` ps, at most
+    /// one per cycle and port (BookSim timing): then, when every span is a whole number of at
+    /// most 256 cycles, the ports keep a bit per cycle instead of a log.
+    pub fn new(ports: usize, vcs: usize, cycle: Option<Time>, span_of: impl Fn(usize) -> Time) -> SentWindow {
+        let spans: Vec<Time> = (0..ports).map(span_of).collect();
+        let fits = |c: Time| c > 0 && spans.iter().all(|&s| s % c == 0 && s / c <= RING_CYCLES);
+        let kind = match cycle {
+            Some(c) if fits(c) => Kind::Cycles { cycle: c, ports: spans.iter().map(|&s| CycleRing::new(s)).collect() },
+            _ => Kind::Log(spans.iter().map(|&s| SendLog::new(s)).collect()),
+        };
+        SentWindow { vcs: vcs.max(1), kind }
+    }
+
+    /// Whether the ports keep a bit per cycle ([`CycleRing`]).
+    pub fn by_cycle(&self) -> bool {
+        matches!(self.kind, Kind::Cycles { .. })
+    }
+
+    /// `flits` of VC queue `q` start on the link at `now` (times never decrease per port).
+    #[inline]
+    pub fn record(&mut self, q: usize, now: Time, flits: u32) {
+        let p = q / self.vcs;
+        match &mut self.kind {
+            Kind::Log(ports) => ports[p].record(now, flits),
+            Kind::Cycles { cycle, ports } => {
+                debug_assert!(flits == 1 && now % *cycle == 0, "a send of {flits} flits at {now} ps");
+                ports[p].record(now / *cycle);
+            }
+        }
+    }
+
+    /// Flits the port of VC queue `q` sent in `(now − span, now]`. Queries come at times that
+    /// never decrease.
+    #[inline]
+    pub fn count(&self, q: usize, now: Time) -> u32 {
+        let p = q / self.vcs;
+        match &self.kind {
+            Kind::Log(ports) => ports[p].count(now),
+            Kind::Cycles { cycle, ports } => ports[p].count(now, *cycle),
+        }
+    }
+}
+
+/// One port's sends of the last [`RING_CYCLES`] cycles, bit `c % 256` for cycle `c` (the cycles
+/// after the newest send are not in the ring yet: a record clears them first).
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+pub struct CycleRing {
+    bits: [u64; 4],
+    /// The cycle of the newest send (meaningful when `any`).
+    last: u64,
+    any: bool,
+    /// The span in ps.
+    span: Time,
+}
+
+impl CycleRing {
+    fn new(span: Time) -> CycleRing {
+        CycleRing { bits: [0; 4], last: 0, any: false, span }
+    }
+
+    #[inline]
+    fn record(&mut self, c: u64) {
+        if self.span == 0 {
+            return;
+        }
+        if self.any {
+            debug_assert!(c > self.last, "two sends of one port in cycle {c}");
+            // Cycles last + 1 ..= c take the places of cycles a whole ring earlier.
+            let gap = (c - self.last).min(RING_CYCLES);
+            let first = (c + 1 - gap) % RING_CYCLES;
+            for_range(first, gap, |w, mask| self.bits[w] &= !mask);
+        }
+        self.bits[(c / 64 % 4) as usize] |= 1 << (c % 64);
+        self.last = c;
+        self.any = true;
+    }
+
+    /// Sends at cycles `c` with `c · cycle > now − span`, i.e. from cycle
+    /// `floor((now − span) / cycle) + 1` to the newest (at most span / cycle ≤ 256 of them).
+    #[inline]
+    fn count(&self, now: Time, cycle: Time) -> u32 {
+        if !self.any || self.span == 0 {
+            return 0;
+        }
+        let lo = if now < self.span { 0 } else { (now - self.span) / cycle + 1 };
+        // Queries come at or after the newest send: the range is within the ring.
+        debug_assert!(lo + RING_CYCLES > self.last, "a query at {now} ps before cycle {}", self.last);
+        if lo > self.last {
+            return 0;
+        }
+        let mut n = 0;
+        for_range(lo % RING_CYCLES, self.last - lo + 1, |w, mask| n += (self.bits[w] & mask).count_ones());
+        n
+    }
+}
+
+/// Call `f(word, mask)` for the ring places `first .. first + len` (mod 256, `len ≤ 256`).
+#[inline]
+fn for_range(first: u64, len: u64, mut f: impl FnMut(usize, u64)) {
+    let (mut pos, mut left) = (first, len);
+    while left > 0 {
+        let off = pos % 64;
+        let take = (64 - off).min(left);
+        let mask = if take == 64 { !0 } else { ((1u64 << take) - 1) << off };
+        f((pos / 64) as usize, mask);
+        left -= take;
+        pos = (pos + take) % RING_CYCLES;
+    }
+}
+
 /// One port's sends: (time, flits sent so far) not yet found expired by a record, and what the
 /// queries have found since. Simulated time never goes back, so a query starts where the last
 /// one stopped, and one that finds nothing newly expired reads this struct alone.
-struct Port {
+pub struct SendLog {
     /// Flits whose sends a query found expired, and when the oldest send it did not find
     /// expired expires (`Time::MAX`: none).
     before: AtomicU64,
@@ -30,62 +167,48 @@ struct Port {
     log: VecDeque<(Time, u64)>,
 }
 
-/// Every port's recent sends, ports numbered `queue / vcs`.
-pub struct SentWindow {
-    vcs: usize,
-    ports: Vec<Port>,
-}
-
-impl SentWindow {
-    /// `ports` ports of `vcs` VC queues each, port `p` counting its sends of the last
-    /// `span_of(p)` ps.
-    pub fn new(ports: usize, vcs: usize, span_of: impl Fn(usize) -> Time) -> SentWindow {
-        let port = |p| Port {
+impl SendLog {
+    fn new(span: Time) -> SendLog {
+        SendLog {
             before: AtomicU64::new(0),
             next_expiry: AtomicU64::new(Time::MAX),
             stale: AtomicU64::new(0),
-            span: span_of(p),
+            span,
             total: 0,
             pruned: 0,
             pruned_total: 0,
             log: VecDeque::new(),
-        };
-        SentWindow { vcs: vcs.max(1), ports: (0..ports).map(port).collect() }
+        }
     }
 
-    /// `flits` of VC queue `q` start on the link at `now` (times never decrease per port).
-    pub fn record(&mut self, q: usize, now: Time, flits: u32) {
-        let p = &mut self.ports[q / self.vcs];
-        while let Some(&(t, sent)) = p.log.front() {
-            if t + p.span > now {
+    fn record(&mut self, now: Time, flits: u32) {
+        while let Some(&(t, sent)) = self.log.front() {
+            if t + self.span > now {
                 break;
             }
-            p.pruned_total = sent;
-            p.pruned += 1;
-            p.log.pop_front();
+            self.pruned_total = sent;
+            self.pruned += 1;
+            self.log.pop_front();
         }
-        p.total += flits as u64;
-        p.log.push_back((now, p.total));
+        self.total += flits as u64;
+        self.log.push_back((now, self.total));
         // Every send a query found expired (at a time up to `now`) is pruned by now: the
         // oldest send left is the next to expire.
-        *p.stale.get_mut() = p.pruned;
-        *p.before.get_mut() = p.pruned_total;
-        *p.next_expiry.get_mut() = p.log.front().map_or(Time::MAX, |&(t, _)| t + p.span);
+        *self.stale.get_mut() = self.pruned;
+        *self.before.get_mut() = self.pruned_total;
+        *self.next_expiry.get_mut() = self.log.front().map_or(Time::MAX, |&(t, _)| t + self.span);
     }
 
-    /// Flits the port of VC queue `q` sent in `(now − span, now]`. Queries come at times that
-    /// never decrease.
     #[inline]
-    pub fn count(&self, q: usize, now: Time) -> u32 {
-        let p = &self.ports[q / self.vcs];
-        if now < p.next_expiry.load(Ordering::Relaxed) {
-            return (p.total - p.before.load(Ordering::Relaxed)) as u32;
+    fn count(&self, now: Time) -> u32 {
+        if now < self.next_expiry.load(Ordering::Relaxed) {
+            return (self.total - self.before.load(Ordering::Relaxed)) as u32;
         }
-        Self::expire(p, now)
+        Self::expire(self, now)
     }
 
     /// [`Self::count`] when a send has expired since the last query.
-    fn expire(p: &Port, now: Time) -> u32 {
+    fn expire(p: &SendLog, now: Time) -> u32 {
         let mut i = (p.stale.load(Ordering::Relaxed) - p.pruned) as usize;
         while i < p.log.len() && p.log[i].0 + p.span <= now {
             i += 1;
@@ -106,7 +229,7 @@ mod tests {
     #[test]
     fn counts_the_sends_of_the_last_span_only() {
         // Two ports of 2 VCs: queues 0-1 and 2-3.
-        let mut w = SentWindow::new(2, 2, |p| if p == 0 { 20 } else { 200 });
+        let mut w = SentWindow::new(2, 2, None, |p| if p == 0 { 20 } else { 200 });
         for t in 0..30 {
             w.record((t % 2) as usize, t, 1);
         }
@@ -122,7 +245,7 @@ mod tests {
 
     #[test]
     fn pruning_by_a_later_record_keeps_the_count() {
-        let mut w = SentWindow::new(1, 1, |_| 20);
+        let mut w = SentWindow::new(1, 1, None, |_| 20);
         for t in 0..30 {
             w.record(0, t, 1);
         }
@@ -132,5 +255,63 @@ mod tests {
         assert_eq!(w.count(0, 64), 4);
         w.record(0, 70, 1);
         assert_eq!(w.count(0, 70), 1);
+    }
+
+    #[test]
+    fn the_cycle_ring_counts_the_sends_of_the_last_span_only() {
+        // 1 ns cycles; port 0 a span of 20 cycles, port 1 of 256 (the ring's whole length).
+        let ns = 1_000;
+        let mut w = SentWindow::new(2, 1, Some(ns), |p| if p == 0 { 20 * ns } else { 256 * ns });
+        assert!(w.by_cycle());
+        for c in 0..30 {
+            w.record(0, c * ns, 1);
+        }
+        // Cycles 10..=29 are within (9, 29] ns; at 29.5 ns too; at 40 ns cycles 21..=29.
+        assert_eq!((w.count(0, 29 * ns), w.count(0, 29 * ns + ns / 2), w.count(0, 40 * ns)), (20, 20, 9));
+        assert_eq!(w.count(0, 49 * ns), 0);
+        // A send after a gap of more than a ring clears what the ring held.
+        w.record(0, 1_000 * ns, 1);
+        assert_eq!(w.count(0, 1_000 * ns), 1);
+        for c in 0..300 {
+            w.record(1, c * ns, 1);
+        }
+        assert_eq!((w.count(1, 299 * ns), w.count(1, 400 * ns), w.count(1, 555 * ns)), (256, 155, 0));
+    }
+
+    #[test]
+    fn spans_the_ring_cannot_hold_keep_a_log() {
+        let ns = 1_000;
+        assert!(!SentWindow::new(1, 1, Some(ns), |_| 257 * ns).by_cycle());
+        assert!(!SentWindow::new(1, 1, Some(ns), |_| 20 * ns + 1).by_cycle());
+        assert!(!SentWindow::new(1, 1, None, |_| 20 * ns).by_cycle());
+    }
+
+    proptest::proptest! {
+        /// The ring and the log count alike, for any sends (at most one per cycle and port,
+        /// mostly a few cycles apart, sometimes hundreds) and queries (between sends, within a
+        /// span or after it).
+        #[test]
+        fn the_cycle_ring_counts_as_the_log(
+            ops in proptest::collection::vec((proptest::bool::ANY, 0usize..4, 0u64..700, 0u64..1_000), 1..1_200),
+            span in proptest::prop_oneof![1u64..=256, 250u64..=256],
+        ) {
+            let ns = 1_000;
+            let mut ring = SentWindow::new(2, 2, Some(ns), |_| span * ns);
+            let mut log = SentWindow::new(2, 2, None, |_| span * ns);
+            let (mut now, mut last): (u64, [Option<u64>; 2]) = (0, [None; 2]);
+            for (send, q, g, frac) in ops {
+                let gap = if g < 500 { g % 3 } else { g - 500 };
+                if send {
+                    let c = (now.div_ceil(ns) + gap).max(last[q / 2].map_or(0, |l| l + 1));
+                    now = c * ns;
+                    last[q / 2] = Some(c);
+                    ring.record(q, now, 1);
+                    log.record(q, now, 1);
+                } else {
+                    now += gap * ns + frac;
+                    proptest::prop_assert_eq!(ring.count(q, now), log.count(q, now), "at {} ps", now);
+                }
+            }
+        }
     }
 }

@@ -89,7 +89,7 @@ impl Net {
 
     /// Keep every port's sends of the last `span` ps (the DGB code's in-flight window).
     pub fn keep_sent(&mut self, span: Time) {
-        self.credits.keep_sent(self.vcs, |_| span);
+        self.credits.keep_sent(self.vcs, None, |_| span);
     }
 
     /// Record `flits` of (router, port, vc) sent onto the link at `at` (they leave nothing
