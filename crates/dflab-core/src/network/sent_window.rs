@@ -63,7 +63,7 @@ impl SentWindow {
         match &mut self.kind {
             Kind::Log(ports) => ports[p].record(now, flits),
             Kind::Cycles { cycle, ports } => {
-                debug_assert!(flits == 1 && now % *cycle == 0, "a send of {flits} flits at {now} ps");
+                debug_assert!(flits == 1 && now.is_multiple_of(*cycle), "a send of {flits} flits at {now} ps");
                 ports[p].record(now / *cycle);
             }
         }
