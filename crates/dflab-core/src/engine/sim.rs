@@ -172,8 +172,15 @@ impl<R: Routing> Simulation<R> {
             let n = &cfg.network;
             let span = [0, 2 * ns_to_ps(n.local_latency_ns), 2 * ns_to_ps(n.global_latency_ns), 0];
             let port = |p: usize| (p % topo.radix) as u16;
-            let cycle = t.booksim.then_some(t.tick);
-            fab.credits.keep_sent(vcs, cycle, |p| span[class_index(topo.class_of_port(port(p)))]);
+            // BookSim timing: one flit per cycle and port at a tick; an input's flits (and so
+            // its credits) leave at most once per internal step.
+            let (num, den) = t.speedup;
+            let cycles = t.booksim.then_some(crate::network::sent_window::Cycles {
+                cycle: t.tick,
+                return_delay: t.credit_lat[1].max(t.credit_lat[2]),
+                returns_per_cycle: num.div_ceil(den),
+            });
+            fab.credits.keep_sent(vcs, cycles, |p| span[class_index(topo.class_of_port(port(p)))]);
         }
         if t.booksim {
             fab.iq = crate::network::iq::Iq::new(routers, topo.radix, vcs);

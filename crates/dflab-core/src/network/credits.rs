@@ -7,7 +7,7 @@
 //! would give, without the event: at moderate load a sender almost never waits for credits.
 //! The engine schedules a wake-up only when a sender is actually blocked.
 
-use super::sent_window::SentWindow;
+use super::sent_window::{Cycles, SentWindow};
 use crate::units::Time;
 
 pub struct CreditLedger {
@@ -23,7 +23,7 @@ pub struct CreditLedger {
     /// Pending returns older than the newest, packed `time << 16 | flits`, one ring of `cap`
     /// entries per VC queue.
     ring: Vec<u64>,
-    /// Each port's recent sends ([`Self::keep_sent`]), for [`Self::sent_within_span`].
+    /// Each port's recent sends ([`Self::keep_sent`]), for [`Self::window_occupancy`].
     sent: Option<Box<SentWindow>>,
 }
 
@@ -139,11 +139,11 @@ impl CreditLedger {
     }
 
     /// Keep each port's sends (its `vcs` queues together) of the last `span_of(port)` ps: from
-    /// now on [`Self::wire_out`] records them, for [`Self::sent_within_span`]. `cycle`: every
-    /// send is one flit at a multiple of it, at most one per cycle and port (BookSim timing).
-    pub fn keep_sent(&mut self, vcs: usize, cycle: Option<Time>, span_of: impl Fn(usize) -> Time) {
+    /// now on [`Self::wire_out`] records them, for [`Self::window_occupancy`]; `cycles`:
+    /// (BookSim timing) what the timing guarantees ([`Cycles`]).
+    pub fn keep_sent(&mut self, vcs: usize, cycles: Option<Cycles>, span_of: impl Fn(usize) -> Time) {
         let ports = self.state.len() / vcs.max(1);
-        self.sent = Some(Box::new(SentWindow::new(ports, vcs, cycle, span_of)));
+        self.sent = Some(Box::new(SentWindow::new(ports, vcs, cycles, span_of)));
     }
 
     /// `queues` VC queues whose downstream buffers hold `caps[class_of(q)]` flits, by link class
@@ -284,7 +284,11 @@ impl CreditLedger {
         s.newest = (time << FLITS_BITS) | flits as u64;
         s.len += 1;
         s.pending += flits;
-        s.watched
+        let watched = s.watched;
+        if let Some(w) = &mut self.sent {
+            w.returned(q, now, time, flits);
+        }
+        watched
     }
 
     /// A packet of `flits` flits leaves the output buffer of VC queue `q` for its link, using
@@ -339,11 +343,31 @@ impl CreditLedger {
         s.out_flits + held.saturating_sub(s.wire as u32)
     }
 
-    /// The flits the port of VC queue `q` sent within its span ([`Self::keep_sent`]; without
-    /// it, none): what the DGB code's `GetUsedCredit − GetInFlight` takes off the occupancy.
+    /// The congestion signal of the port whose `vcs` VC queues start at `base`: [`Self::occupancy`]
+    /// summed over its VCs. When the window ([`Self::keep_sent`]) keeps the credit returns still
+    /// to arrive, the same sum is the credits held downstream (counters alone) plus those
+    /// returns, read without walking the rings of pending returns.
     #[inline]
-    pub fn sent_within_span(&self, q: usize, now: Time) -> u32 {
-        self.sent.as_ref().map_or(0, |w| w.count(q, now))
+    pub fn port_occupancy(&self, base: usize, vcs: usize, now: Time) -> u32 {
+        match self.sent.as_deref().and_then(|w| w.returning(base, now)) {
+            Some(returning) => {
+                let held = |q: usize| {
+                    let s = &self.state[q];
+                    s.out_flits + self.cap_of(q) - s.free - s.pending
+                };
+                (0..vcs).map(|vc| held(base + vc)).sum::<u32>() + returning
+            }
+            None => (0..vcs).map(|vc| self.occupancy(base + vc, now)).sum(),
+        }
+    }
+
+    /// The DGB code's estimate of the flits of the port whose VC queues start at `base`: its
+    /// [`Self::port_occupancy`] less the flits it sent within its span ([`Self::keep_sent`];
+    /// without it, nothing is subtracted).
+    #[inline]
+    pub fn window_occupancy(&self, base: usize, vcs: usize, now: Time) -> u32 {
+        let sent = self.sent.as_deref().map_or(0, |w| w.count(base, now));
+        self.port_occupancy(base, vcs, now).saturating_sub(sent)
     }
 
     /// `flits` of VC queue `q` start on the link at `now`.
@@ -589,5 +613,62 @@ mod tests {
         l.give_back(0, 70, 150, 1);
         assert_eq!((l.occupancy(0, 100), l.net_occupancy(0)), (4, 3));
         assert_eq!((l.occupancy(0, 150), l.net_occupancy(0)), (3, 3));
+    }
+
+    proptest::proptest! {
+        /// The port occupancy and window estimate from the counters and the returns still to
+        /// arrive (BookSim timing) equal those from the walk of the pending returns, after any sends (one per
+        /// cycle, at ticks), credit returns (landing half a cycle before a tick, `delay` after
+        /// their record) and queries at whole and half cycles.
+        #[test]
+        fn occupancies_without_the_rings_agree_with_the_walk(
+            ops in proptest::collection::vec((0u8..4, 0usize..2, 0u64..8), 1..400),
+            delay in 1u64..=120,
+        ) {
+            let (c, cap) = (1_000u64, 8);
+            let mut fast = CreditLedger::new(2, cap);
+            let mut walk = CreditLedger::new(2, cap);
+            let return_delay = delay * c - c / 2;
+            let cycles = |return_delay| Some(Cycles { cycle: c, return_delay, returns_per_cycle: 3 });
+            fast.keep_sent(2, cycles(return_delay), |_| 40 * c);
+            walk.keep_sent(2, cycles(1_000 * c), |_| 40 * c);
+            let (mut now, mut next_send, mut used) = (0u64, 0u64, [0u32; 2]);
+            // The returns recorded for the latest arrival, at most 3 (as an input's credits at
+            // a speedup of up to 3).
+            let (mut last_arrival, mut at_last) = (0u64, 0u32);
+            for (op, vc, step) in ops {
+                match op {
+                    0 => {
+                        let at = now.next_multiple_of(c).max(next_send);
+                        now = at;
+                        if fast.absorb(vc, now) > 0 {
+                            proptest::prop_assert!(walk.absorb(vc, now) > 0);
+                            for l in [&mut fast, &mut walk] {
+                                l.take(vc, 1);
+                                l.wire_out(vc, now, 1);
+                                l.wire_in(vc, 1);
+                            }
+                            used[vc] += 1;
+                            next_send = now + c;
+                        }
+                    }
+                    1 if used[vc] > 0 => {
+                        let arrival = now.next_multiple_of(c) + return_delay;
+                        if arrival == last_arrival && at_last == 3 {
+                            continue;
+                        }
+                        at_last = if arrival == last_arrival { at_last + 1 } else { 1 };
+                        last_arrival = arrival;
+                        fast.give_back(vc, now, arrival, 1);
+                        walk.give_back(vc, now, arrival, 1);
+                        used[vc] -= 1;
+                    }
+                    2 => now += step * c / 2,
+                    _ => {}
+                }
+                proptest::prop_assert_eq!(fast.port_occupancy(0, 2, now), walk.port_occupancy(0, 2, now), "at {} ps", now);
+                proptest::prop_assert_eq!(fast.window_occupancy(0, 2, now), walk.window_occupancy(0, 2, now), "at {} ps", now);
+            }
+        }
     }
 }

@@ -67,7 +67,8 @@ impl<'a> RouterView<'a> {
     /// The same summed over every VC of the port.
     #[inline]
     pub fn port_occupancy(&self, port: u16) -> u32 {
-        (0..self.vcs).map(|vc| self.occupancy(port, vc)).sum()
+        let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;
+        self.credits.port_occupancy(base, self.vcs, self.now)
     }
 
     /// Net occupancy of a port over every VC: the occupancy without the flits on the wire and
@@ -84,7 +85,7 @@ impl<'a> RouterView<'a> {
     #[inline]
     pub fn port_window_occupancy(&self, port: u16) -> u32 {
         let base = (self.router as usize * self.topo.radix + port as usize) * self.vcs;
-        window_occupancy(self.credits, base, self.vcs, self.now)
+        self.credits.window_occupancy(base, self.vcs, self.now)
     }
 
     /// Whether the packet being routed entered the network at this router.
@@ -114,7 +115,8 @@ impl OracleView<'_> {
     /// The same summed over every VC of the port.
     #[inline]
     pub fn port_occupancy(&self, router: u32, port: u16) -> u32 {
-        (0..self.vcs).map(|vc| self.occupancy(router, port, vc)).sum()
+        let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
+        self.credits.port_occupancy(base, self.vcs, self.now)
     }
 
     /// [`RouterView::port_net_occupancy`] of any router's port.
@@ -128,16 +130,8 @@ impl OracleView<'_> {
     #[inline]
     pub fn port_window_occupancy(&self, router: u32, port: u16) -> u32 {
         let base = (router as usize * self.topo.radix + port as usize) * self.vcs;
-        window_occupancy(self.credits, base, self.vcs, self.now)
+        self.credits.window_occupancy(base, self.vcs, self.now)
     }
-}
-
-/// The raw occupancy of the port whose VC queues start at `base`, less the flits it sent within
-/// its span ([`CreditLedger::sent_within_span`]).
-#[inline]
-fn window_occupancy(credits: &CreditLedger, base: usize, vcs: usize, now: Time) -> u32 {
-    let raw: u32 = (0..vcs).map(|vc| credits.occupancy(base + vc, now)).sum();
-    raw.saturating_sub(credits.sent_within_span(base, now))
 }
 
 /// Where a control message goes. Every message takes the latency of the path it travels
