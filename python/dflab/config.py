@@ -76,7 +76,7 @@ LATER_DEFAULTS: dict[str, Any] = {
     "workload.mpi.rendezvous_recv_pin_blocks": False,
     "workload.mpi.rendezvous_recv_unpin": False,
     "workload.mpi.nic_control_stream": False,
-    "workload.mpi.nic_staged_packets": 130,
+    "workload.mpi.nic_staged_packets": 100,  # its default: the canonical form with the stream off
     "routing.reevaluate": False,
     "routing.q_init_scale": 1.0,
     "topology.global_port_order": "by-router",

@@ -87,7 +87,7 @@ fn an_eager_message_takes_its_setup_its_packets_and_the_match() {
     let lat = timed(&e_without_workload(&e), &[(SEND_START, 0, 71), (SEND_START, 0, 71)]);
     let last = SEND_START + lat[0].max(lat[1]);
     assert_eq!(stop(&rep, 71), last + ARRIVE + MATCH);
-    // The send completes when its last packet is in the source queue (the window holds 2).
+    // The send completes when its last packet is in the source queue (the window holds 30).
     assert_eq!(stop(&rep, 0), SEND_START);
     let j = &rep.jobs[0];
     assert_eq!((j.messages, j.payload_bytes, j.wire_bytes, j.packets), (1, 512, 1024, 2));
@@ -98,6 +98,41 @@ fn an_eager_message_takes_its_setup_its_packets_and_the_match() {
     let packet_ns = 512.0 / e.network.host_bw_gbps;
     assert!((j.packet_latency_mean_ns - j.latency.mean_ns - packet_ns / 2.0).abs() < 1e-6, "{j:?}");
     assert!(j.packet_latency_p99_ns >= j.latency.p99_ns && j.packet_latency_p50_ns >= j.latency.p50_ns);
+}
+
+/// The source queue is SST's link control output buffer (30 packets in the SC'22 platform): an
+/// eager message that fits completes as soon as its packets are in, and each of them then
+/// waits there for the ones ahead, which SST's packet latency counts.
+#[test]
+fn the_source_queue_holds_the_link_controls_thirty_packets() {
+    // 10 × 512 B of payload and the 512 B header: 11 packets.
+    let send = |window: u32| {
+        let mut e = with_jobs(
+            net(),
+            vec![pair_job(json!([
+                { "rank": 0, "op": "send", "peer": 71, "bytes": 5120 },
+                { "rank": 71, "op": "recv", "peer": 0 },
+            ]))],
+        );
+        e.workload.as_mut().unwrap().mpi.nic_window_packets = window;
+        report(&e)
+    };
+    let packet = ps(512.0 / net().network.host_bw_gbps / 1000.0);
+    let deep = send(30);
+    assert_eq!(30, WorkloadConfig::default().mpi.nic_window_packets);
+    assert_eq!(stop(&deep, 0), SEND_START);
+    // The k-th packet (from 0) leaves k packet-times after it entered: (11 - 1) / 2 on average.
+    let j = &deep.jobs[0];
+    let waited = j.packet_latency_mean_ns - j.latency.mean_ns;
+    assert!((waited - 5.0 * packet as f64 / 1000.0).abs() < 1e-6, "{waited} ns, {j:?}");
+    // A two-packet window lets the send complete only when its 11th packet gets in: the first
+    // leaves at once and two wait, so it enters after 8 departures; the packets leave the NIC
+    // at the same times, the receiver is not moved.
+    let shallow = send(2);
+    assert_eq!(stop(&shallow, 0), SEND_START + 8 * packet);
+    assert_eq!(stop(&shallow, 71), stop(&deep, 71));
+    assert_eq!(shallow.jobs[0].latency.mean_ns, j.latency.mean_ns);
+    assert!(shallow.jobs[0].packet_latency_mean_ns < j.packet_latency_mean_ns - 100.0);
 }
 
 #[test]

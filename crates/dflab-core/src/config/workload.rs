@@ -110,7 +110,9 @@ pub struct MpiConfig {
     pub match_ns: f64,
     /// Packets a NIC keeps in its source queue at once; the rest of its messages wait in the
     /// NIC and are packetised as the queue drains (messages leave in the order they were
-    /// started).
+    /// started). The source queue is SST's link control output buffer, from whose `send` SST
+    /// counts a packet's latency: 30 packets of 512 B in the SC'22 platform (`output_buf_size`
+    /// 15,360 B; SST counts it in flits, so short packets fit more).
     #[schemars(range(min = 1, max = 1024))]
     pub nic_window_packets: u32,
     /// A rendezvous clear to send (Firefly's get request) leaves on the NIC's second send
@@ -119,8 +121,9 @@ pub struct MpiConfig {
     /// queues behind every message its NIC started before it, as the others do.
     pub nic_control_stream: bool,
     /// With `nic_control_stream`: the data packets a NIC has staged ahead of a new control
-    /// message, which go first (Firefly: its send machine's `maxSendMachineQsize` of 100 in
-    /// the SC'22 platform plus the link control's 30-packet output buffer).
+    /// message, which go first; it then waits behind the source queue's packets too (Firefly:
+    /// its send machine's `maxSendMachineQsize` of 100 in the SC'22 platform, ahead of the
+    /// link control's output buffer, `nic_window_packets`).
     #[schemars(range(max = 1_000_000))]
     pub nic_staged_packets: u32,
     /// Host time to copy an eager send's payload before the NIC sees it, ps per byte (the
@@ -171,9 +174,9 @@ impl Default for MpiConfig {
             nic_rx_match_ns: 10.0,
             nic2host_ns: 5.0,
             match_ns: 15.0,
-            nic_window_packets: 2,
+            nic_window_packets: 30,
             nic_control_stream: true,
-            nic_staged_packets: 130,
+            nic_staged_packets: 100,
             eager_copy_ps_per_byte: 344.0,
             rendezvous_pin_ns: 300.0,
             rendezvous_pin_ns_per_page: 10.0,
