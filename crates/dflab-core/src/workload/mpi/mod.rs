@@ -17,10 +17,9 @@
 //! * **The NIC** sends its messages' packets in the order the messages were started, keeping
 //!   at most `nic_window_packets` in the network's source queue, which is SST's link control
 //!   output buffer (30 packets in the SC'22 platform; SST's packet latency counts the wait
-//!   there). A clear to send takes
-//!   Firefly's second send stream (its control machine, which carries the get requests;
-//!   `nic_control_stream`): it goes after at most `nic_staged_packets` more packets of the
-//!   others.
+//!   there). A clear to send takes Firefly's second send stream (its control machine, which
+//!   carries the get requests; `nic_control_stream`): it goes after at most
+//!   `nic_staged_packets` more packets of the others.
 //! * **Collectives** are point-to-point programs ([`collective`]).
 //! * **A message to oneself** is a local copy: it completes after the send's setup delays
 //!   without touching the network.
