@@ -78,9 +78,10 @@ def simulate(
     config_json: str,
     progress: Callable[[float, float, float], None] | None = None,
     job_progress: Callable[[list[JobProgress]], None] | None = None,
+    every_s: float = 0.2,
 ) -> dict[str, Any]:
-    """Run one experiment. `progress(now_us, end_us, wall_s)` is called about every 0.2 s of
-    wall time; in a workload run `job_progress(jobs)` just before it, one `JobProgress` per
+    """Run one experiment. `progress(now_us, end_us, wall_s)` is called about every `every_s`
+    of wall time; in a workload run `job_progress(jobs)` just before it, one `JobProgress` per
     job. Ctrl-C raises KeyboardInterrupt within about that time."""
     if progress is None and job_progress is None:
         return _call("simulate", config_json)
@@ -94,7 +95,7 @@ def simulate(
             report([JobProgress(*job) for job in raw])
 
     try:
-        return core.simulate(config_json, progress, job_progress=jobs)
+        return core.simulate(config_json, progress, every_s=every_s, job_progress=jobs)
     except Exception as exc:
         if config_error is not None and isinstance(exc, config_error):
             raise UserError(str(exc)) from None

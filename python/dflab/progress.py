@@ -155,7 +155,9 @@ def simulate_with_progress(
             err.print(describe(now_us, end_us, wall_s, tracker.jobs), highlight=False)
 
     tracker.listeners.append(line)
-    return simulate(config_json, progress=tracker, job_progress=tracker.on_jobs)
+    # The engine reports at least as often as the lines are asked for.
+    every_s = min(0.2, every)
+    return simulate(config_json, progress=tracker, job_progress=tracker.on_jobs, every_s=every_s)
 
 
 def run_one(config_json: str, label: str, err: Console) -> dict[str, Any]:
