@@ -113,18 +113,26 @@ def throughput_lines(ax: Any, throughput: pl.DataFrame, labels: list[str]) -> No
     ax.legend(fontsize="small")
 
 
-def latency_box(row: dict[str, Any], label: str) -> dict[str, Any]:
+def latency_box(row: dict[str, Any], label: str, counted: str = "latency") -> dict[str, Any]:
     """A matplotlib `bxp` box (µs) from a job row's latency quantiles (ns): box Q1-Q3, median,
-    whisker to p95, p99 as the one flier, the mean."""
+    whisker to p95, p99 as the one flier, the mean. `counted` picks the columns: `latency`
+    (from injection into the network) or `packet_latency` (from entering the NIC's source
+    queue, as SST counts it)."""
+    if counted not in ("latency", "packet_latency"):
+        raise ValueError(f"counted must be 'latency' or 'packet_latency', not {counted!r}")
+
+    def us(stat: str) -> float:
+        return float(row[f"{counted}_{stat}_ns"]) / 1e3
+
     return {
         "label": label,
-        "q1": row["latency_q1_ns"] / 1e3,
-        "med": row["latency_p50_ns"] / 1e3,
-        "q3": row["latency_q3_ns"] / 1e3,
-        "whislo": row["latency_q1_ns"] / 1e3,
-        "whishi": row["latency_p95_ns"] / 1e3,
-        "mean": row["latency_mean_ns"] / 1e3,
-        "fliers": [row["latency_p99_ns"] / 1e3],
+        "q1": us("q1"),
+        "med": us("p50"),
+        "q3": us("q3"),
+        "whislo": us("q1"),
+        "whishi": us("p95"),
+        "mean": us("mean"),
+        "fliers": [us("p99")],
     }
 
 

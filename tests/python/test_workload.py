@@ -10,7 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from dflab.api import simulate
+from dflab import engine
+from dflab.api import as_experiment, simulate
 from dflab.engine import JobProgress
 from dflab.errors import UserError
 from dflab.progress import describe
@@ -25,6 +26,7 @@ from dflab.workload import (
     send,
     waitall,
 )
+from dflab.workload_plots import latency_box
 from helpers import requires_engine, run_cli
 
 pytestmark = requires_engine
@@ -70,6 +72,26 @@ def test_a_python_program_runs_and_reports_per_job_frames() -> None:
         t["bytes"].cast(float).to_list()
     )
     assert result.summary.packets_delivered == w.jobs["packets"].sum()
+    # Counted from the source queue (as SST does), each quantile is at least the one from
+    # injection, and the quantiles are ordered.
+    stats = ("q1", "p50", "q3", "p95", "p99", "max")
+    for job in w.jobs.iter_rows(named=True):
+        queued = [job[f"packet_latency_{s}_ns"] for s in stats]
+        assert queued == sorted(queued) and queued[0] > 0
+        assert all(job[f"packet_latency_{s}_ns"] >= job[f"latency_{s}_ns"] for s in stats)
+
+
+def test_latency_boxes_count_from_injection_or_from_the_source_queue() -> None:
+    ns = {"q1": 1000.0, "p50": 1500.0, "q3": 2500.0, "p95": 6000.0, "p99": 9000.0, "mean": 2000.0}
+    row = {f"latency_{s}_ns": v for s, v in ns.items()}
+    row |= {f"packet_latency_{s}_ns": v + 500.0 for s, v in ns.items()}
+    box = latency_box(row, "PAR")
+    got = (box["q1"], box["med"], box["q3"], box["whishi"], box["fliers"])
+    assert got == (1.0, 1.5, 2.5, 6.0, [9.0])
+    sst = latency_box(row, "PAR", "packet_latency")
+    assert (sst["q1"], sst["mean"], sst["fliers"]) == (1.5, 2.5, [9.5])
+    with pytest.raises(ValueError, match="counted must be"):
+        latency_box(row, "PAR", "latency_ns")
 
 
 def test_a_program_must_yield_operations() -> None:
@@ -225,11 +247,12 @@ def test_job_progress_reaches_the_api_and_the_plain_progress_lines(
     line = describe(10.0, 40.0, 2.0, [JobProgress("fft3d", 4, 1, 8, 12)])
     assert line.endswith("; jobs: fft3d 3.0/8 it (38%)"), line
     assert not describe(10.0, 40.0, 2.0, []).endswith(")")
-    # A run of about a second of wall time: the engine reports about every 0.2 s.
+    # A run of a fraction of a second of wall time, reporting every millisecond.
     workload = {"jobs": [_alltoall(24)], "placement": "random", "background": "idle-nodes"}
     config = {**NET, "traffic": {"load": 0.5}, "workload": workload}
     seen: list[list[JobProgress]] = []
-    simulate(config, job_progress=seen.append)
+    engine_json = as_experiment(config).to_engine_json()
+    engine.simulate(engine_json, job_progress=seen.append, every_s=0.001)
     assert seen and all(len(jobs) == 1 and jobs[0].name == "alltoall" for jobs in seen)
     assert all(0 <= jobs[0].iterations_done <= 36 * 24 for jobs in seen)
     toml = tmp_path / "long.toml"

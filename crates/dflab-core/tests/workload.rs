@@ -98,6 +98,12 @@ fn an_eager_message_takes_its_setup_its_packets_and_the_match() {
     let packet_ns = 512.0 / e.network.host_bw_gbps;
     assert!((j.packet_latency_mean_ns - j.latency.mean_ns - packet_ns / 2.0).abs() < 1e-6, "{j:?}");
     assert!(j.packet_latency_p99_ns >= j.latency.p99_ns && j.packet_latency_p50_ns >= j.latency.p50_ns);
+    // Both cross the idle network alike: the first (lower quartile) waited for nothing, the
+    // last (maximum) one packet-time (within the histograms' three significant digits).
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * a.max(b);
+    assert!(close(j.packet_latency_q1_ns, j.latency.q1_ns), "{j:?}");
+    assert!(close(j.packet_latency_max_ns, j.latency.max_ns + packet_ns), "{j:?}");
+    assert!(j.packet_latency_q1_ns < j.packet_latency_q3_ns && j.packet_latency_q3_ns <= j.packet_latency_max_ns);
 }
 
 /// The source queue is SST's link control output buffer (30 packets in the SC'22 platform): an

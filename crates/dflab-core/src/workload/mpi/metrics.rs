@@ -53,9 +53,12 @@ pub struct JobRow {
     /// Packet latency from entering the NIC's source queue to delivery (the wait for the NIC
     /// included, as SST counts from `LinkControl::send`), ns.
     pub packet_latency_mean_ns: f64,
+    pub packet_latency_q1_ns: f64,
     pub packet_latency_p50_ns: f64,
+    pub packet_latency_q3_ns: f64,
     pub packet_latency_p95_ns: f64,
     pub packet_latency_p99_ns: f64,
+    pub packet_latency_max_ns: f64,
 }
 
 /// Packet latency from injection to delivery, ns (flattened into the rows that carry it, so
@@ -209,9 +212,12 @@ impl JobStats {
             packets,
             latency: self.latency.report(),
             packet_latency_mean_ns: queued.mean_ns,
+            packet_latency_q1_ns: queued.q1_ns,
             packet_latency_p50_ns: queued.p50_ns,
+            packet_latency_q3_ns: queued.q3_ns,
             packet_latency_p95_ns: queued.p95_ns,
             packet_latency_p99_ns: queued.p99_ns,
+            packet_latency_max_ns: queued.max_ns,
         }
     }
 }
