@@ -61,7 +61,7 @@ ROUTINGS = ("PAR", "Q-adaptive")
 # Figs. 6 and 7 count a packet's latency as SST does, from its entry into the NIC's source
 # queue (`LinkControl::send`), not from its injection into the network.
 SST_COUNTED = "packet_latency"
-SST_AXIS = "from the NIC's source queue"
+SST_AXIS = "latency from the NIC queue"
 RUNS: dict[str, dict[str, Any]] = {
     "fft3d": {"what": "pairs", "args": ("fft3d", "none")},
     "fft3d+halo3d": {"what": "pairs", "args": ("fft3d", "halo3d")},
@@ -254,7 +254,7 @@ def fig5_6(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
     fig5.suptitle("SC'22 Fig. 5 in dflab: FFT3D and Halo3D co-running (dotted: Halo3D ends)")
     ax6.bxp(boxes, showmeans=True)
     ax6.set_yscale("log")
-    ax6.set_ylabel(f"{SST_AXIS} (µs): box Q1-Q3, whisker p95, dot p99")
+    ax6.set_ylabel(f"{SST_AXIS} (µs)\nbox Q1-Q3, whisker p95, dot p99")
     fig6.suptitle("SC'22 Fig. 6 in dflab: FFT3D's packet latency, alone and with Halo3D")
     return fig5, fig6, numbers
 
@@ -296,7 +296,7 @@ def fig7_8(data: dict[tuple[str, str], dict[str, Any]]) -> tuple[Figure, Figure,
         numbers[("lqcd+stencil5d: Stencil5D change, %", routing)] = 100 * (paired[1] / solo[1] - 1)
     ax7.bxp(boxes, showmeans=True)
     ax7.set_yscale("log")
-    ax7.set_ylabel(f"{SST_AXIS} (µs): box Q1-Q3, whisker p95, dot p99")
+    ax7.set_ylabel(f"{SST_AXIS} (µs)\nbox Q1-Q3, whisker p95, dot p99")
     fig7.suptitle("SC'22 Fig. 7 in dflab: LQCD's packet latency, alone and with Stencil5D")
     ax8[0].set_ylabel("communication time per rank, mean (ms)")
     ax8[0].legend(fontsize="small")
