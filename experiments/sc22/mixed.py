@@ -127,9 +127,10 @@ def record(new: list[dict[str, Any]]) -> None:
     result_rows.add_rows(RESULTS, COLUMNS, new, ("app", "mix", "routing", "seed"))
 
 
-def markdown(rows: list[dict[str, str]], routings: list[str]) -> str:
-    """Per app and routing: communication time alone and in the mix, the change, the paper's."""
-    got = {(r["app"], r["mix"], r["routing"]): r for r in rows}
+def markdown(rows: list[dict[str, str]], routings: list[str], seed: int = 1) -> str:
+    """Per app and routing: communication time alone and in the mix, the change, the paper's
+    (the rows of one seed)."""
+    got = {(r["app"], r["mix"], r["routing"]): r for r in rows if r["seed"] == str(seed)}
     out = [
         "| app | ranks | routing | comm alone ms | comm mixed ms | change (paper) "
         "| p99 latency alone / mixed µs |",
@@ -161,6 +162,37 @@ def markdown(rows: list[dict[str, str]], routings: list[str]) -> str:
     return "\n".join(out)
 
 
+def seed_spread(rows: list[dict[str, str]], routings: list[str]) -> str:
+    """Per app and routing, the change in the mix under each seed that has both rows (the seed
+    draws the routing's random numbers; the placement is the same `random-list`)."""
+    comm = {(r["app"], r["mix"], r["routing"], r["seed"]): float(r["comm_mean_ms"]) for r in rows}
+    seeds = sorted({r["seed"] for r in rows}, key=int)
+    out = ["| app | routing | " + " | ".join(f"seed {s}" for s in seeds) + " |"]
+    out.append("|---|---|" + "---:|" * len(seeds))
+    for app, _ in JOBS:
+        for routing in routings:
+            cells = []
+            for s in seeds:
+                alone = comm.get((app, "alone", routing, s))
+                mixed = comm.get((app, "mixed", routing, s))
+                cells.append(f"{100 * (mixed / alone - 1):+.1f} %" if alone and mixed else "")
+            out.append(f"| {LABEL[app]} | {routing} | " + " | ".join(cells) + " |")
+    for routing in routings:
+        cells = []
+        for s in seeds:
+            changes = [
+                comm[(app, "mixed", routing, s)] / comm[(app, "alone", routing, s)] - 1
+                for app, _ in JOBS
+                if app != "stencil5d"
+                and (app, "mixed", routing, s) in comm
+                and (app, "alone", routing, s) in comm
+            ]
+            whole = len(changes) == len(JOBS) - 1
+            cells.append(f"{100 * sum(changes) / len(changes):+.1f} %" if whole else "")
+        out.append(f"| mean of the five (not Stencil5D) | {routing} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--routings", default="Q-adaptive,PAR")
@@ -169,7 +201,9 @@ def main() -> int:
     args = parser.parse_args()
     routings = [r.strip() for r in args.routings.split(",") if r.strip()]
     if args.markdown:
-        print(markdown(read_rows(), routings))
+        print(markdown(read_rows(), routings, args.seed))
+        print()
+        print(seed_spread(read_rows(), routings))
         return 0
     for routing in routings:
         for only in [*(m for m, _ in JOBS), None]:
@@ -185,7 +219,7 @@ def main() -> int:
             new = run(only, routing, args.seed)
             record(new)
             print(f"  done in {new[0]['wall_s']} s", file=sys.stderr, flush=True)
-    print(markdown(read_rows(), routings))
+    print(markdown(read_rows(), routings, args.seed))
     return 0
 
 

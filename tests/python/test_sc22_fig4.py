@@ -120,3 +120,33 @@ def test_traffic_split_reduces_a_run_to_the_targets_share_of_each_port_class(
     assert row["shared_share"] == pytest.approx(5 / 6)
     assert row["mb_per_ms"] == "3 4"
     assert (row["comm_mean_ms"], row["latency_p99_us"]) == (1.5, 9.0)
+
+
+def test_the_mix_table_reads_one_seed_and_the_spread_every_seed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "experiments" / "sc22"))
+    mixed = load_experiment("experiments/sc22/mixed.py", "sc22_mixed")
+
+    def mix_row(app: str, mix: str, seed: int, comm: float) -> dict[str, str]:
+        return {
+            "app": app,
+            "mix": mix,
+            "routing": "PAR",
+            "seed": str(seed),
+            "comm_mean_ms": str(comm),
+            "latency_p99_us": "1.0",
+        }
+
+    rows = []
+    for seed, slow in ((1, 1.5), (2, 2.0)):  # every app 50 % / 100 % slower in the mix
+        for app, _ in mixed.JOBS:
+            rows += [mix_row(app, "alone", seed, 10.0), mix_row(app, "mixed", seed, 10.0 * slow)]
+    table = mixed.markdown(rows, ["PAR"], seed=2)
+    assert "| FFT3D | 140 | PAR | 10.00 | 20.00 | +100.0 %" in table
+    assert "+50.0 %" not in table  # seed 1's rows are not read
+    spread = mixed.seed_spread(rows, ["PAR"])
+    assert "| LQCD | PAR | +50.0 % | +100.0 % |" in spread
+    assert (
+        spread.splitlines()[-1] == "| mean of the five (not Stencil5D) | PAR | +50.0 % | +100.0 % |"
+    )
