@@ -18,7 +18,9 @@ checks' expressions. Every problem is one UserError naming the file and the dott
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -153,9 +155,12 @@ class Campaign:
     def sweep_names(self) -> list[str]:
         return [entry.name for entry in self.file.sweeps]
 
-    def plan(self, size: str, seeds: int | None = None) -> list[PlannedSweep]:
+    def plan(
+        self, size: str, seeds: int | None = None, loads: Sequence[float] | None = None
+    ) -> list[PlannedSweep]:
         """The sweeps of `size` ("quick" or "full"), each checked; quick skips are left out.
-        `seeds` N runs every sweep with N seeds from its experiment's (its own seeds replaced)."""
+        `seeds` N runs every sweep with N seeds from its experiment's (its own seeds replaced);
+        `loads` keeps only those loads of each load list (see `only_loads`)."""
         if size not in SIZES:
             raise UserError(f"size: {size!r} is not allowed; allowed: {', '.join(SIZES)}")
         planned = [
@@ -163,6 +168,8 @@ class Campaign:
             for index, entry in enumerate(self.file.sweeps)
             if (planned := self._planned(index, entry, size)) is not None
         ]
+        if loads is not None:
+            planned = only_loads(planned, loads)
         if seeds is None:
             return planned
         if seeds < 1:
@@ -190,6 +197,30 @@ class Campaign:
         if search is not None and spec.loads is not None:
             raise UserError(f"{where}.loads: a sweep with a search has no load list")
         return PlannedSweep(entry.name, entry.about, experiment, spec, search)
+
+
+def only_loads(planned: list[PlannedSweep], loads: Sequence[float]) -> list[PlannedSweep]:
+    """A part of a campaign (`dflab reproduce --loads`, e.g. the loads its checks read): each
+    sweep with a load list keeps the loads of it that are in `loads` and is left out if none
+    is; searches and sweeps without a load list run whole. The result store keys points by
+    configuration, so a later run of the whole campaign into the same directory reuses them."""
+    wanted = [float(x) for x in loads]
+
+    def kept(sweep_loads: Sequence[float]) -> list[float]:
+        return [x for x in sweep_loads if any(math.isclose(x, w, abs_tol=1e-9) for w in wanted)]
+
+    out = []
+    for sweep in planned:
+        if sweep.spec.loads is None:
+            out.append(sweep)
+        elif mine := kept(sweep.spec.loads):
+            out.append(replace(sweep, spec=sweep.spec.model_copy(update={"loads": mine})))
+    if not any(sweep.spec.loads for sweep in out):
+        every = sorted({float(x) for sweep in planned for x in sweep.spec.loads or []})
+        given = ", ".join(f"{w:g}" for w in wanted)
+        allowed = ", ".join(f"{x:g}" for x in every) or "none (its sweeps have no load lists)"
+        raise UserError(f"--loads: no sweep of this campaign has {given}; its loads: {allowed}")
+    return out
 
 
 def _experiment(data: dict[str, Any], own: dict[str, Any], where: str) -> Experiment:

@@ -22,7 +22,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 import polars as pl
@@ -45,6 +45,8 @@ WEIGHTED = ("latency", "network_latency", "hops_mean", "minimal_fraction")
 COORDINATES = ("routing", "traffic", "load", "seed")
 # Statuses of a row, and which of them make `dflab reproduce` fail.
 PASS, FAIL, KNOWN, MISSING, SKIPPED = "pass", "FAIL", "known", "missing", "not at this size"
+# A check whose points a partial run (`dflab reproduce --loads`) left out: not a failure.
+NOT_RUN = "not in --loads"
 FAILING = (FAIL, MISSING)
 
 _TOLERANCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
@@ -326,8 +328,25 @@ def show(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def evaluate(checks: list[CheckSpec], results: Results, size: str) -> list[CheckRow]:
-    return [_evaluate(check, results, size) for check in checks]
+def evaluate(
+    checks: list[CheckSpec], results: Results, size: str, partial: bool = False
+) -> list[CheckRow]:
+    """The check table; `partial` (a run of some loads only) marks a check whose points are
+    missing as not run rather than failed."""
+    rows = [_evaluate(check, results, size) for check in checks]
+    if partial:
+        rows = [_partial(check, row) for check, row in zip(checks, rows, strict=True)]
+    return rows
+
+
+def _partial(check: CheckSpec, row: CheckRow) -> CheckRow:
+    if row.status == MISSING:
+        return replace(row, status=NOT_RUN)
+    if check.reduce != "one" and row.status != SKIPPED:
+        which = "maximum" if check.reduce == "max" else "minimum"
+        note = f"the {which} over the loads run (--loads) only"
+        return replace(row, note=f"{row.note}; {note}" if row.note else note)
+    return row
 
 
 def _row(check: CheckSpec, status: str, **fields: str) -> CheckRow:
@@ -456,6 +475,6 @@ def counts(rows: list[CheckRow]) -> str:
     found: dict[str, int] = {}
     for row in rows:
         found[row.status] = found.get(row.status, 0) + 1
-    order = (PASS, FAIL, KNOWN, MISSING, SKIPPED)
-    words = {KNOWN: "known deviations", SKIPPED: "not at this size"}
+    order = (PASS, FAIL, KNOWN, MISSING, NOT_RUN, SKIPPED)
+    words = {KNOWN: "known deviations", SKIPPED: "not at this size", NOT_RUN: "not in --loads"}
     return ", ".join(f"{found[s]} {words.get(s, s)}" for s in order if s in found)

@@ -602,6 +602,15 @@ def reproduce(
             show_default=False,
         ),
     ] = None,
+    loads: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only these loads of each sweep's load list (e.g. the loads the checks "
+            "read; searches run whole): a list 0.1,0.7 or a range 0.1:0.5:0.1. A later run "
+            "into the same --out reuses these points.",
+            show_default=False,
+        ),
+    ] = None,
     jobs: JobsOpt = None,
     out: Annotated[
         Path | None,
@@ -630,6 +639,8 @@ def reproduce(
     campaign = load_campaign(path, name)
     cluster = _cluster(path, backend, scheduler, retries, timeout_s)
     size = "full" if full else "quick"
+    only = parse_loads(loads) if loads is not None else None
+    campaign.plan(size, seeds, only)  # a --loads that matches nothing fails before any run
 
     from dflab.backends import backend as make_backend
     from dflab.outputs import check_output_dir
@@ -652,6 +663,7 @@ def reproduce(
                 executor_factory=runner.factory,
                 policy=cluster.policy(),
                 seeds=seeds,
+                loads=only,
             )
         except Interrupted as exc:
             print(f"error: {exc.message()}", file=sys.stderr)

@@ -80,12 +80,14 @@ def reproduce(
     console: Console | None = None,
     policy: Policy | None = None,
     seeds: int | None = None,
+    loads: Sequence[float] | None = None,
 ) -> Reproduction:
     """Run the campaign's sweeps at `size` into `out` (with `seeds` seeds per point, the
-    campaign's own by default), then draw and check (see the module)."""
+    campaign's own by default; with `loads`, only those loads of each load list), then draw
+    and check (see the module)."""
     started = time.monotonic()
     result = Reproduction(campaign, size, out)
-    planned = campaign.plan(size, seeds)
+    planned = campaign.plan(size, seeds, loads)
     stores = {sweep.name: Store(out / sweep.name) for sweep in planned}
     plain = [sweep for sweep in planned if sweep.search is None]
     batches = [(expand(sweep.experiment, sweep.spec), stores[sweep.name]) for sweep in plain]
@@ -125,7 +127,7 @@ def reproduce(
     for figure in campaign.file.figures:
         path, why = draw(figure, results, out)
         result.figures.append((str(path) if path else figure.file, why))
-    result.rows = evaluate(campaign.file.checks, results, size)
+    result.rows = evaluate(campaign.file.checks, results, size, partial=loads is not None)
     result.timing = _timing(planned, stores)
     result.elapsed_s = time.monotonic() - started
     write_outputs(result)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dflab.campaign import load_campaign
 from dflab.config import Experiment
+from dflab.errors import UserError
 from dflab.loading import SweepSpec, validate
 from dflab.reproduce import reproduce
 from dflab.store import Store
@@ -203,3 +205,38 @@ def test_searches_run_side_by_side_into_their_stores(tmp_path: Path) -> None:
     for name in ("min", "valn"):
         assert (tmp_path / "out" / name / "saturation.csv").is_file()
         assert 3 <= len(Store(tmp_path / "out" / name).done_hashes()) <= 5  # bisection of 17
+
+
+def test_a_part_of_the_loads_runs_first_and_the_whole_campaign_reuses_it(tmp_path: Path) -> None:
+    campaign = load_campaign(_campaign(tmp_path))
+    run = {"runner": fake_result, "executor_factory": inline_executor}
+    out = tmp_path / "out"
+    part = reproduce(campaign, "full", out, loads=[0.4], **run)
+    # "min" keeps 0.4 of its 0.2/0.4/0.6 (MIN and VALn), "long" runs at its 0.4.
+    assert (part.points, part.ran) == (3, 3)
+    assert [p.experiment.traffic.load for p in expand(*_plan(campaign, "min", [0.4]))] == [0.4] * 2
+    # A check that reads a load not run says so instead of failing the run.
+    assert any(row.status == "not in --loads" for row in part.rows), [r.status for r in part.rows]
+    # A maximum over the loads says it read a part of them.
+    best = next(row for row in part.rows if row.name == "MIN max throughput")
+    assert best.value == "0.4" and "over the loads run (--loads) only" in best.note, best
+    whole = reproduce(campaign, "full", out, **run)
+    assert (whole.points, whole.ran) == (7, 4)
+    with pytest.raises(
+        UserError, match=r"--loads: no sweep of this campaign has 0.33; its loads: 0.2, 0.4, 0.6"
+    ):
+        campaign.plan("full", loads=[0.33])
+
+
+def _plan(campaign: Any, name: str, loads: list[float]) -> tuple[Any, Any]:
+    sweep = next(s for s in campaign.plan("full", loads=loads) if s.name == name)
+    return sweep.experiment, sweep.spec
+
+
+@requires_engine
+def test_reproduce_loads_that_match_nothing_fail_before_running(tmp_path: Path) -> None:
+    path = _campaign(tmp_path)
+    proc = run_cli("reproduce", str(path), "--full", "--loads", "0.9", "--out", "r", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "--loads: no sweep of this campaign has 0.9" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()
