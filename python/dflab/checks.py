@@ -117,6 +117,9 @@ class CheckSpec(BaseModel):
     source: str = ""
     note: str = ""
     known: str | None = None
+    # The size at which `known` explains the failure ("both", "quick" or "full"); at the
+    # other size the check fails as unexplained, its note still telling the other size's reason.
+    known_at: Annotated[str, AfterValidator(choice(("both", "quick", "full")))] = "both"
     quick: bool = True
 
     @model_validator(mode="after")
@@ -334,6 +337,12 @@ def evaluate(
     """The check table; `partial` (a run of some loads only) marks a check whose points are
     missing as not run rather than failed."""
     rows = [_evaluate(check, results, size) for check in checks]
+    rows = [
+        replace(row, status=FAIL)
+        if row.status == KNOWN and check.known_at not in ("both", size)
+        else row
+        for check, row in zip(checks, rows, strict=True)
+    ]
     if partial:
         rows = [_partial(check, row) for check, row in zip(checks, rows, strict=True)]
     return rows

@@ -240,3 +240,17 @@ def test_reproduce_loads_that_match_nothing_fail_before_running(tmp_path: Path) 
     assert proc.returncode == 2, proc.stderr
     assert "--loads: no sweep of this campaign has 0.9" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()
+
+
+def test_a_reason_known_at_one_size_does_not_excuse_the_other(tmp_path: Path) -> None:
+    known_quick = CHECKS.replace(
+        'known = "VALn saturates lower here"',
+        'known = "VALn saturates lower here"\nknown_at = "quick"',
+    )
+    campaign = load_campaign(_campaign(tmp_path, known_quick))
+    run = {"runner": fake_result, "executor_factory": inline_executor}
+    rows = {r.name: r for r in reproduce(campaign, "full", tmp_path / "full", **run).rows}
+    assert rows["VALn max throughput"].status == "FAIL"
+    assert "VALn saturates lower here" in rows["VALn max throughput"].note
+    quick = {r.name: r for r in reproduce(campaign, "quick", tmp_path / "quick", **run).rows}
+    assert quick["VALn max throughput"].status == "known"
