@@ -10,6 +10,7 @@ with the dflab command. See docs/validation.md, "FOGSim".
 
     .venv/bin/python validation/fogsim_side_by_side.py                 # all rows, 3 seeds
     .venv/bin/python validation/fogsim_side_by_side.py --only ACOR:UN --seeds 1
+    .venv/bin/python validation/fogsim_side_by_side.py --size 5256 --seeds 1   # fogsim_5256.csv
 
 Mapping (FOGSim labels of run_fogsim.py -> dflab):
 * MIN -> MIN; VAL (OBL, SRCEXC_RECOMP, RRG_L) -> VAL restricted + recompute (rrg-sw);
@@ -17,8 +18,10 @@ Mapping (FOGSim labels of run_fogsim.py -> dflab):
   VAL_NORC -> VAL restricted, no recomputation; VAL_UNR (OBL, SRCEXC, RRG) -> VAL plain;
 * PB (SRC_ADP, SRCEXC_RECOMP, RRG_L) -> PB restricted + recompute; PB_NORC -> PB restricted;
   PB_UNR -> PB plain;
-* ACOR (SWITCHCGCSRS) -> ACOR (3L, switch); PBACOR -> PB-ACOR (3L, IT2 = 50);
+* ACOR (SWITCHCGCSRS) -> ACOR (3L, switch); ACOR_2LA / ACOR_2LB (SWITCHCGRS / SWITCHCSRS) ->
+  ACOR 2LA / 2LB; PBACOR -> PB-ACOR (3L, IT2 = 50);
 * UN -> ur; ADVl -> advl; ADV+1 -> adv+1; ADV+h -> adv+h (random node of group g+i); PERM -> perm;
+  ADVc -> advc; HOT (HOTREGION, 25 % to the first 12.5 % of the nodes) -> hot;
 * `Probability` (% of a phit per node per cycle, Bernoulli) -> `traffic.load`.
 """
 
@@ -38,8 +41,11 @@ from tables import write_rows
 ROOT = Path(__file__).resolve().parent.parent
 DFLAB = ROOT / ".venv/bin/dflab"
 RESULTS = ROOT / "validation/results"
-SOURCE = RESULTS / "fogsim_1056.csv"
-OUT_CSV = RESULTS / "dflab_vs_fogsim.csv"
+# FOGSim's rows and where the side-by-side goes, per network size (`--size`).
+SIZES = {
+    "1056": ("acor-1056", RESULTS / "fogsim_1056.csv", RESULTS / "dflab_vs_fogsim.csv"),
+    "5256": ("acor-5256", RESULTS / "fogsim_5256.csv", RESULTS / "dflab_vs_fogsim_5256.csv"),
+}
 
 _R = ["--set", "routing.restricted=true"]
 _RR = [*_R, "--set", "routing.recompute=true"]
@@ -57,13 +63,23 @@ ROUTINGS = {
     "PB_NORC": ["--routing", "PB", *_R, "--set", "routing.recompute=false"],
     "PB_UNR": ["--routing", "PB", *_PLAIN],
     "ACOR": ["--routing", "ACOR"],
+    "ACOR_2LA": ["--routing", "ACOR", "--set", "routing.sequence=2LA"],
+    "ACOR_2LB": ["--routing", "ACOR", "--set", "routing.sequence=2LB"],
     "PBACOR": ["--routing", "PB-ACOR"],
 }
-PATTERNS = {"UN": "ur", "ADVl": "advl", "ADV+1": "adv+1", "ADV+h": "adv+h", "PERM": "perm"}
+PATTERNS = {
+    "UN": "ur",
+    "ADVl": "advl",
+    "ADV+1": "adv+1",
+    "ADV+h": "adv+h",
+    "PERM": "perm",
+    "ADVc": "advc",
+    "HOT": "hot",
+}
 
 
-def dflab_command(row: dict, seed: int) -> list[str]:
-    cmd = [str(DFLAB), "run", "--json", "--seed", str(seed), "--preset", "acor-1056"]
+def dflab_command(row: dict, seed: int, preset: str = "acor-1056") -> list[str]:
+    cmd = [str(DFLAB), "run", "--json", "--seed", str(seed), "--preset", preset]
     cmd += ROUTINGS[row["routing"]]
     cmd += ["--traffic", PATTERNS[row["pattern"]], "--load", row["offered_load"]]
     # FOGSim cycles are ns.
@@ -83,15 +99,15 @@ def level_shares(r: dict) -> list[float]:
     return [100.0 * c / sum(counts) for c in counts] if sum(counts) else []
 
 
-def compare(row: dict, seeds: list[int]) -> dict:
-    runs = [run(dflab_command(row, s)) for s in seeds]
+def compare(row: dict, seeds: list[int], preset: str) -> dict:
+    runs = [run(dflab_command(row, s, preset)) for s in seeds]
     keys = ("latency_mean_ns", "accepted_load", "hops_mean", "minimal_fraction")
     avg = {k: mean([r[k] for r in runs if r[k] is not None] or [float("nan")]) for k in keys}
     shares = [s for s in (level_shares(r) for r in runs) if s]
     levels = [mean(col) for col in zip(*shares, strict=True)] if shares else []
     fog_lat, fog_acc = float(row["avg_total_latency"]), float(row["accepted_load"])
     saturated = fog_acc < 0.95 * float(row["offered_load"])
-    cmd = dflab_command(row, seeds[0])
+    cmd = dflab_command(row, seeds[0], preset)
     cmd[0] = "dflab"
     return {
         "routing": row["routing"],
@@ -122,17 +138,30 @@ def compare(row: dict, seeds: list[int]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3, help="dflab seeds 1..N (default 3)")
-    ap.add_argument("--only", help="ROUTING:PATTERN as FOGSim labels them, e.g. ACOR:UN")
-    ap.add_argument("--out", type=Path, default=OUT_CSV)
+    ap.add_argument(
+        "--only",
+        help="ROUTING:PATTERN[:LOAD] as FOGSim labels them, comma-separated, e.g. ACOR:UN,VAL:HOT:0.7",
+    )
+    ap.add_argument("--size", choices=sorted(SIZES), default="1056", help="network (default 1056)")
+    ap.add_argument("--out", type=Path, help="default: validation/results/dflab_vs_fogsim[_5256].csv")
     args = ap.parse_args(argv)
-    rows = [r for r in csv.DictReader(SOURCE.open()) if r["status"] == "ok"]
+    preset, source, out_csv = SIZES[args.size]
+    rows = [r for r in csv.DictReader(source.open()) if r["status"] == "ok"]
     rows = [r for r in rows if r["routing"] in ROUTINGS]
     if args.only:
-        routing, pattern = args.only.split(":")
-        rows = [r for r in rows if (r["routing"], r["pattern"]) == (routing, pattern)]
+        wanted = [item.split(":") for item in args.only.split(",")]
+        rows = [
+            r
+            for r in rows
+            if any(
+                (r["routing"], r["pattern"]) == (w[0], w[1])
+                and (len(w) < 3 or float(r["offered_load"]) == float(w[2]))
+                for w in wanted
+            )
+        ]
     out = []
     for r in rows:
-        c = compare(r, list(range(1, args.seeds + 1)))
+        c = compare(r, list(range(1, args.seeds + 1)), preset)
         head = f"{c['routing']:9} {c['pattern']:5} {c['offered_load']:>4}"
         lat = f"{c['fogsim_latency']:>8} vs {c['dflab_latency']:>8} ({c['rel_latency'] or 'sat.'})"
         acc = f"{c['fogsim_accepted']} vs {c['dflab_accepted']}"
@@ -140,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         rest += f"{c['fogsim_levels_pct'] or '-'} vs {c['dflab_levels_pct'] or '-'}"
         print(f"{head}: latency {lat}, accepted {acc}, {rest}", flush=True)
         out.append(c)
-    write_rows(out, args.out, ("routing", "pattern", "offered_load"), partial=bool(args.only))
+    write_rows(out, args.out or out_csv, ("routing", "pattern", "offered_load"), partial=bool(args.only))
     return 0
 
 

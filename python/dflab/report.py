@@ -235,8 +235,11 @@ def _background(result: Any) -> dict[str, Any] | None:
 
 def run_json(result: Any) -> str:
     """`dflab run --json`: the summary, whether it reached a steady state, how the run went,
-    and a workload run's job rows (and its background traffic), as one JSON object."""
+    the routing's probe totals if it declares any, and a workload run's job rows (and its
+    background traffic), as one JSON object."""
     jobs = {"jobs": result.workload.jobs.to_dicts()} if result.workload is not None else {}
+    if result.probes.totals:
+        jobs["probes"] = {"totals": result.probes.totals}
     background = _background(result)
     if background is not None:
         jobs["background"] = background

@@ -49,6 +49,17 @@ def test_run_json_has_the_documented_fields(tiny_file: Path) -> None:
     assert summary["sim_time_us"] >= 7.0
 
 
+def test_run_json_has_the_routings_probe_totals() -> None:
+    # ACOR-Switch counts its delivered inter-group packets per level: at UR 0.05 nearly all go at
+    # level 1 (CRG-Gr). MIN declares no probes, so its JSON has none (the test above).
+    summary = _run_json(
+        "--preset", "acor-1056", "--routing", "ACOR", "--load", "0.05",
+        "--warmup-us", "0.5", "--measure-us", "1",
+    )  # fmt: skip
+    levels = [summary["probes"]["totals"][f"paths_level_{n}"] for n in (1, 2, 3)]
+    assert sum(levels) > 0 and levels[0] > 0.95 * sum(levels)
+
+
 def test_statistics_of_an_empty_sample_are_null() -> None:
     # 0.1 us at load 0.01: packets are generated, none is delivered (newcomer #11).
     summary = _run_json(

@@ -87,6 +87,9 @@ ROUTINGS = {
     "PB_UNR": ["routing=SRC_ADP", "ValiantType=SRCEXC", "GlobalMisroutingPolicy=RRG"] + _VC_NM,
     # ACOR-Switch 3L (CRG-Gr -> CRG-Sw -> RRG-Sw), HI 500, IT 15/500, DT 5/15 (from the cfg)
     "ACOR": ["routing=ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCGCSRS"] + _VC_NM,
+    # ACOR-Switch 2LA (CRG-Gr -> RRG-Sw) and 2LB (CRG-Sw -> RRG-Sw)
+    "ACOR_2LA": ["routing=ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCGRS"] + _VC_NM,
+    "ACOR_2LB": ["routing=ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCSRS"] + _VC_NM,
     # PB-ACOR-Switch 3L, IT2 = 50
     "PBACOR": ["routing=PB_ACOR", "ValiantType=SRCEXC_RECOMP", "acorStateManagement=SWITCHCGCSRS",
                "acorInc2Packets=50"] + _VC_NM,
@@ -107,6 +110,11 @@ PATTERNS = {
     # a fixed random destination per node, drawn at its first packet among the nodes not yet
     # drawn (never itself)
     "PERM": ["Traffic=RANDOMPERMUTATION"],
+    # each group's traffic to the h groups reached through its first router's global links
+    # (FOGSim's ADVc, which reads no parameter)
+    "ADVc": ["Traffic=ADVc"],
+    # 25 % of every node's packets to the first 12.5 % of the nodes, the rest UN (Figs. 15-16)
+    "HOT": ["Traffic=HOTREGION", "PercentTrafficToCongest=25", "PercentNodesIntoRegion=12.5"],
 }
 
 COLUMNS = [
