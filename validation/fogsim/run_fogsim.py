@@ -210,7 +210,11 @@ def run_point(args, routing: str, pattern: str, load: float) -> dict:
     out = pdir / "out"
     if out.exists():
         out.unlink()
-    argv = ["nice", "-n", "10", str(args.bin), str(args.cfg.resolve())] + ROUTINGS[routing] + PATTERNS[pattern] + [
+    traffic = PATTERNS[pattern]
+    if pattern == "ADV+h":  # h of the configuration's network (4 on 1,056 nodes, 6 on 5,256)
+        h = re.search(r"^H=(\d+)", args.cfg.read_text(), re.M)
+        traffic = [traffic[0], f"AdvTrafficDistance={h.group(1) if h else 4}"]
+    argv = ["nice", "-n", "10", str(args.bin), str(args.cfg.resolve())] + ROUTINGS[routing] + traffic + [
         f"Probability={fmt_load(round(load * 100, 6))}", f"Seed={args.seed}",
         f"WarmupCycles={args.warmup}", f"MaxCycles={args.measure}", f"OutputFileName={out}",
     ]
