@@ -78,8 +78,10 @@ PATTERNS = {
 }
 
 
-def dflab_command(row: dict, seed: int, preset: str = "acor-1056") -> list[str]:
+def dflab_command(row: dict, seed: int, preset: str = "acor-1056", sets: tuple[str, ...] = ()) -> list[str]:
     cmd = [str(DFLAB), "run", "--json", "--seed", str(seed), "--preset", preset]
+    for kv in sets:
+        cmd += ["--set", kv]
     cmd += ROUTINGS[row["routing"]]
     cmd += ["--traffic", PATTERNS[row["pattern"]], "--load", row["offered_load"]]
     # FOGSim cycles are ns.
@@ -99,15 +101,15 @@ def level_shares(r: dict) -> list[float]:
     return [100.0 * c / sum(counts) for c in counts] if sum(counts) else []
 
 
-def compare(row: dict, seeds: list[int], preset: str) -> dict:
-    runs = [run(dflab_command(row, s, preset)) for s in seeds]
+def compare(row: dict, seeds: list[int], preset: str, sets: tuple[str, ...] = ()) -> dict:
+    runs = [run(dflab_command(row, s, preset, sets)) for s in seeds]
     keys = ("latency_mean_ns", "accepted_load", "hops_mean", "minimal_fraction")
     avg = {k: mean([r[k] for r in runs if r[k] is not None] or [float("nan")]) for k in keys}
     shares = [s for s in (level_shares(r) for r in runs) if s]
     levels = [mean(col) for col in zip(*shares, strict=True)] if shares else []
     fog_lat, fog_acc = float(row["avg_total_latency"]), float(row["accepted_load"])
     saturated = fog_acc < 0.95 * float(row["offered_load"])
-    cmd = dflab_command(row, seeds[0], preset)
+    cmd = dflab_command(row, seeds[0], preset, sets)
     cmd[0] = "dflab"
     return {
         "routing": row["routing"],
@@ -144,6 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--size", choices=sorted(SIZES), default="1056", help="network (default 1056)")
     ap.add_argument("--out", type=Path, help="default: validation/results/dflab_vs_fogsim[_5256].csv")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config key for every dflab run, e.g. network.output_queue=per-vc (repeatable)",
+    )
     args = ap.parse_args(argv)
     preset, source, out_csv = SIZES[args.size]
     rows = [r for r in csv.DictReader(source.open()) if r["status"] == "ok"]
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
     out = []
     for r in rows:
-        c = compare(r, list(range(1, args.seeds + 1)), preset)
+        c = compare(r, list(range(1, args.seeds + 1)), preset, tuple(args.set))
         head = f"{c['routing']:9} {c['pattern']:5} {c['offered_load']:>4}"
         lat = f"{c['fogsim_latency']:>8} vs {c['dflab_latency']:>8} ({c['rel_latency'] or 'sat.'})"
         acc = f"{c['fogsim_accepted']} vs {c['dflab_accepted']}"

@@ -75,11 +75,13 @@ class Network(Section):
     local_buffer_flits: int | None = Field(None, ge=1, le=4294967295, description='Capacity of each input VC buffer fed by a local (intra-group) link; unset: `input_buffer_flits`.')
     local_bw_gbps: Number = Field(4.0, gt=0.0, description='Bandwidth of the links inside a group.')
     local_latency_ns: Number = Field(30.0, ge=0.0, le=1000000000.0, description='Latency of a link inside a group.')
-    output_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each output VC buffer.')
+    output_buffer_flits: int = Field(20, ge=1, le=4294967295, description='Capacity of each output VC buffer (with `output_queue = "shared"`: of each output port\'s queue, all its VCs together).')
     output_latency_ns: Number = Field(10.0, ge=0.0, le=1000000000.0, description="Latency of a router's output stage.")
+    output_queue: Annotated[str, AfterValidator(choice(('per-vc', 'shared')))] = Field('per-vc', description='With `timing = "link-busy"`: how an output port buffers the packets the crossbar hands it (docs/model.md, "Output queues").')
     packet_flits: int = Field(1, ge=1, le=65535, description='Flits of a packet (the unit of switching: virtual cut-through).')
     router_pipeline: Annotated[str, AfterValidator(choice(('standard', 'single-cycle')))] = Field('standard', description='With `timing = "booksim"`: the order of BookSim\'s router stages in an internal step (docs/model.md, "BookSim timing").')
     timing: Annotated[str, AfterValidator(choice(('link-busy', 'sst', 'booksim')))] = Field('link-busy', description='How output ports, NICs and crossbars are timed (docs/model.md, "Port timing").')
+    transit_priority: bool = Field(False, description='With `timing = "link-busy"`: the crossbar serves requests from router inputs (transit) before those from node inputs (injection), least-recently-granted within each (FOGSim\'s default `PrioLRS` arbiter).')
     xbar_bw_gbps: Number = Field(40.0, gt=0.0, description='Bandwidth of a crossbar port (speedup = crossbar / link bandwidth).')
 
 

@@ -62,6 +62,8 @@ LATER_DEFAULTS: dict[str, Any] = {
     "network.router_pipeline": "standard",
     "network.credit_delay_cycles": 2,
     "network.cut_through": False,
+    "network.output_queue": "per-vc",
+    "network.transit_priority": False,
     "routing.form": "hop-weighted",
     "routing.min_gateways": "own-first",
     "routing.vc_layout": "reference",

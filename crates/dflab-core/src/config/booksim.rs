@@ -4,7 +4,7 @@
 //! input or output stage latency (its pipeline is `router_pipeline`). The keys of the BookSim
 //! timing are refused with the other timings, where they would be silently ignored.
 
-use super::{NetworkConfig, PortTiming, RouterPipeline};
+use super::{NetworkConfig, OutputQueue, PortTiming, RouterPipeline};
 use crate::error::{Error, Result};
 use crate::units::{ns_to_ps, transfer_ps, Time};
 
@@ -27,6 +27,22 @@ impl NetworkConfig {
                 "applies only with timing = \"link-busy\" (sst and booksim time a packet's flits their own way); \
                  allowed: false",
             ));
+        }
+        if self.timing != PortTiming::LinkBusy {
+            if self.output_queue != OutputQueue::PerVc {
+                return Err(Error::config(
+                    "network.output_queue",
+                    "applies only with timing = \"link-busy\" (sst and booksim have their own output stages); \
+                     allowed: \"per-vc\"",
+                ));
+            }
+            if self.transit_priority {
+                return Err(Error::config(
+                    "network.transit_priority",
+                    "applies only with timing = \"link-busy\" (sst and booksim have their own arbiters); allowed: \
+                     false",
+                ));
+            }
         }
         if self.timing != PortTiming::Booksim {
             if self.router_pipeline != RouterPipeline::Standard {

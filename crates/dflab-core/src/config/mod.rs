@@ -94,7 +94,8 @@ pub struct NetworkConfig {
     /// Capacity of each input VC buffer fed by a global link; unset: `input_buffer_flits`.
     #[schemars(range(min = 1))]
     pub global_buffer_flits: Option<u32>,
-    /// Capacity of each output VC buffer.
+    /// Capacity of each output VC buffer (with `output_queue = "shared"`: of each output
+    /// port's queue, all its VCs together).
     #[schemars(range(min = 1))]
     pub output_buffer_flits: u32,
     /// Latency of a node-router link.
@@ -125,6 +126,27 @@ pub struct NetworkConfig {
     /// starts on a link instead of a whole packet-time (virtual cut-through at flit level, as
     /// FOGSim's phits move; the link stays busy for the whole packet).
     pub cut_through: bool,
+    /// With `timing = "link-busy"`: how an output port buffers the packets the crossbar hands
+    /// it (docs/model.md, "Output queues").
+    pub output_queue: OutputQueue,
+    /// With `timing = "link-busy"`: the crossbar serves requests from router inputs (transit)
+    /// before those from node inputs (injection), least-recently-granted within each (FOGSim's
+    /// default `PrioLRS` arbiter).
+    pub transit_priority: bool,
+}
+
+/// How an output port buffers the packets the crossbar hands it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputQueue {
+    /// A buffer of `output_buffer_flits` per output VC; the link serves the VCs round robin,
+    /// each head when its downstream credits cover it.
+    #[default]
+    PerVc,
+    /// FOGSim's `bufferedOutPort`: one queue of `output_buffer_flits` per port, shared by its
+    /// VCs; the crossbar admits a packet only if the queue has room and the downstream credits
+    /// of its VC, net of the flits the queue already holds for that VC, cover it.
+    Shared,
 }
 
 /// How output ports, NICs and crossbars are timed.
@@ -184,6 +206,8 @@ impl Default for NetworkConfig {
             router_pipeline: RouterPipeline::Standard,
             credit_delay_cycles: 2,
             cut_through: false,
+            output_queue: OutputQueue::PerVc,
+            transit_priority: false,
         }
     }
 }

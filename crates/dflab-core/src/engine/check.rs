@@ -98,14 +98,11 @@ impl<R: Routing> Simulation<R> {
             }
             let oi = (r * radix + out_port as usize) * vcs + out_vc as usize;
             // (SST timing: space freed since the router's last pass is seen at its next tick.)
-            if request_full_seen(e)
-                && f.arb_freed[r] & freed_bit(out_port) == 0
-                && f.credits.out_flits(oi) + p.flits as u32 <= t.out_cap
-            {
+            let held = self.out_flits_seen(oi / f.vcs, oi);
+            if request_full_seen(e) && f.arb_freed[r] & freed_bit(out_port) == 0 && held + p.flits as u32 <= t.out_cap {
                 return self.fail(format!(
                     "router {r}: the request of input {in_port} VC {vc} is marked as facing a full output buffer, \
-                     but output {out_port} VC {out_vc} has room ({}/{} flits)",
-                    f.credits.out_flits(oi),
+                     but output {out_port} VC {out_vc} has room ({held}/{} flits)",
                     t.out_cap
                 ));
             }
@@ -127,6 +124,13 @@ impl<R: Routing> Simulation<R> {
                         f.inq.flits(qi),
                         in_cap,
                         f.credits.out_flits(qi),
+                        t.out_cap
+                    ));
+                }
+                if t.shared_out && vc == 0 && f.credits.port_out_flits(qi, vcs) > t.out_cap {
+                    return self.fail(format!(
+                        "shared output queue over capacity at router {r} port {port}: {}/{} flits",
+                        f.credits.port_out_flits(qi, vcs),
                         t.out_cap
                     ));
                 }

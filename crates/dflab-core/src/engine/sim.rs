@@ -524,6 +524,9 @@ impl<R: Routing> Simulation<R> {
                 if self.core.t.sst {
                     return self.on_port_timer(router, port, pi as usize);
                 }
+                if self.core.t.shared_out {
+                    return self.on_shared_port_wake(router, port, pi as usize);
+                }
                 return self.try_send(router, port, pi as usize, true);
             }
             Event::ArbWake { router } => return self.on_arb_wake(router),
@@ -532,6 +535,19 @@ impl<R: Routing> Simulation<R> {
             Event::NicArm { node } => self.core.on_nic_arm(node),
             Event::Timer { router } => self.on_timer(router),
             Event::Delivered { pkt } => self.on_delivered(pkt),
+        }
+        Ok(())
+    }
+
+    /// A `PortWake` with a shared output queue: the port sends, and the requests refused for
+    /// credits, which wait for this wake-up (a return woke the watched port), are offered again
+    /// as if space had freed.
+    #[cold]
+    #[inline(never)]
+    fn on_shared_port_wake(&mut self, router: u32, port: u16, pi: usize) -> Fallible {
+        self.try_send(router, port, pi, true)?;
+        if self.fab.wait_len[router as usize] > 0 {
+            return self.on_arbitrate(router, crate::network::fabric::freed_bit(port));
         }
         Ok(())
     }

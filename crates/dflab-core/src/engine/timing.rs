@@ -63,6 +63,13 @@ pub struct Timing {
     pub in_caps: [u32; 3],
     pub in_cap: u32,
     pub out_cap: u32,
+    /// `network.output_queue = "shared"`: `out_cap` holds for each output port, all its VCs
+    /// together, and a packet enters it only with its VC's credits (`CreditLedger::admit_shared`).
+    pub shared_out: bool,
+    /// `network.transit_priority`: requests whose input is below this (a node port, as packed
+    /// in a waiting entry's low 32 bits, `in_port << VC_BITS`) are served after all others;
+    /// 0 without the priority (see `order_requests`).
+    pub injection_below: u32,
     /// Start and end of the measurement window.
     pub warm: Time,
     pub end: Time,
@@ -142,6 +149,12 @@ impl Timing {
             in_caps: n.input_buffers(),
             in_cap: n.input_buffers().into_iter().max().unwrap_or(n.input_buffer_flits),
             out_cap: n.output_buffer_flits,
+            shared_out: n.output_queue == crate::config::OutputQueue::Shared,
+            injection_below: if n.transit_priority {
+                (cfg.topology.p as u32) << crate::network::fabric::VC_BITS
+            } else {
+                0
+            },
             warm,
             end,
             watchdog: us_to_ps(cfg.run.watchdog_us),

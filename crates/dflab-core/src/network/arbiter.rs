@@ -6,7 +6,7 @@
 
 use super::fabric::{freed_bit, FULL_SEEN, VC_BITS, VC_MASK};
 use super::fabric::{request, request_full_seen, request_in_port, request_in_vc, request_port, request_vc, InPort};
-use super::{Admit, PacketId};
+use super::{Admit, CreditLedger, PacketId};
 use crate::engine::event::Event;
 use crate::engine::sim::{ctx, Fallible, Simulation};
 use crate::error::Error;
@@ -17,7 +17,9 @@ use crate::units::Time;
 /// Outcome of one crossbar request.
 pub(crate) enum Grant {
     /// Refused: a crossbar port is busy until the end of a transfer that schedules XbarDone
-    /// (whose handler arbitrates).
+    /// (whose handler arbitrates); or, with a shared output queue, the output VC's credits
+    /// fall short and none is on its way (the port is watched: a return wakes it, and its
+    /// wake-up arbitrates).
     No,
     /// Refused: the output buffer has no room for the packet.
     Full,
@@ -93,7 +95,13 @@ impl<R: Routing> Simulation<R> {
                 let n = n as usize;
                 let (vcs, qbase) = (self.fab.vcs, r * self.fab.radix * self.fab.vcs);
                 let sorted = self.fab.wait_sorted[r] as usize;
-                order_requests(&mut self.fab.waiting[base..base + n], &self.fab.lru[qbase..], vcs, sorted);
+                order_requests(
+                    &mut self.fab.waiting[base..base + n],
+                    &self.fab.lru[qbase..],
+                    vcs,
+                    sorted,
+                    self.core.t.injection_below,
+                );
                 let mut silent = false;
                 // Refused entries are kept in place as the pass goes (a write at `kept <= k`
                 // never overtakes the reads); new heads routed during the pass are appended
@@ -122,7 +130,8 @@ impl<R: Routing> Simulation<R> {
                 self.fab.wait_len[r] = kept as u32;
                 // The kept list is in order: the refused entries kept theirs, and the heads
                 // appended during the pass follow them in the order of the grants that routed
-                // them, whose LRU stamps are newer than any older entry's.
+                // them, whose LRU stamps are newer than any older entry's (with the transit
+                // priority not so: `order_requests` sorts its lists whole).
                 self.fab.wait_sorted[r] = kept as u32;
                 // (Re-routed heads are offered again at the next pass too.)
                 silent && (routed || kept > 0 && (R::HOOKS.has(Hooks::REROUTE) || !self.core.t.sst))
@@ -260,7 +269,7 @@ impl<R: Routing> Simulation<R> {
             let (op, out_vc) = (self.fab.pidx(router, request_port(e)), request_vc(e) as usize);
             let qi = ip * self.fab.vcs + request_in_vc(e);
             let flits = self.fab.inq.front(qi).map_or(0, |id| self.core.pkts.get(id).flits as u32);
-            self.fab.credits.out_flits(op * self.fab.vcs + out_vc) + flits > self.core.t.out_cap
+            self.out_flits_seen(op, op * self.fab.vcs + out_vc) + flits > self.core.t.out_cap
         });
         if self.core.t.sst {
             return Ok(Grant::Full);
@@ -287,7 +296,35 @@ impl<R: Routing> Simulation<R> {
     /// place among simultaneous events decides ties, so its wake-ups stay as they were.)
     #[inline(always)]
     pub(crate) fn full(&self, oi: usize, flits: u32) -> bool {
+        debug_assert!(!self.core.t.shared_out, "a shared output queue is link-busy timing's");
         self.fab.credits.out_flits(oi) + flits > self.core.t.out_cap
+    }
+
+    /// A shared output queue's request for output VC `oi` (port index `op`), refused for the
+    /// VC's credits: offered again when the next return arrives, or, with none on its way, at
+    /// the wake-up of the port, which is watched so that a return wakes it (see the `PortWake`
+    /// handler).
+    #[cold]
+    #[inline(never)]
+    fn refused_for_credits(&mut self, op: usize, oi: usize) -> Grant {
+        if let Some(t) = self.fab.credits.next_return(oi) {
+            return Grant::Busy(t);
+        }
+        let vcs = self.fab.vcs;
+        for v in 0..vcs {
+            self.fab.credits.set_watched(op * vcs + v, true);
+        }
+        Grant::No
+    }
+
+    /// The flits that count against output VC `oi`'s buffer (of port index `op`): the VC's own,
+    /// or with a shared output queue the port's (for the checks).
+    pub(crate) fn out_flits_seen(&self, op: usize, oi: usize) -> u32 {
+        if self.core.t.shared_out {
+            self.fab.credits.port_out_flits(op * self.fab.vcs, self.fab.vcs)
+        } else {
+            self.fab.credits.out_flits(oi)
+        }
     }
 
     /// The grant of [`Simulation::try_grant`] for head packet `id` at input port index `ip`
@@ -343,10 +380,17 @@ impl<R: Routing> Simulation<R> {
         // unchanged. Otherwise it is queued, reserving its output-buffer space. A full buffer
         // refuses it (space freeing in the output buffer triggers arbitration, see `try_send`).
         let idle = out_queued == 0 && out_busy <= done;
-        let through = match self.fab.credits.admit(oi, now, flits, self.core.t.out_cap, idle, host) {
+        let admit = if self.core.t.shared_out {
+            let (vcs, cap) = (self.fab.vcs, self.core.t.out_cap);
+            admit_shared(&mut self.fab.credits, op * vcs, vcs, oi, now, flits, cap, idle, host)
+        } else {
+            self.fab.credits.admit(oi, now, flits, self.core.t.out_cap, idle, host)
+        };
+        let through = match admit {
             Admit::Full => return Ok(Grant::Full),
             Admit::Through => true,
             Admit::Queue => false,
+            Admit::Credits => return Ok(self.refused_for_credits(op, oi)),
         };
         if queued {
             self.fab.inq.pop(qi, flits);
@@ -425,6 +469,24 @@ impl<R: Routing> Simulation<R> {
     }
 }
 
+/// [`CreditLedger::admit_shared`], out of line: the per-VC grant is the hot path.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn admit_shared(
+    credits: &mut CreditLedger,
+    qb: usize,
+    vcs: usize,
+    q: usize,
+    now: Time,
+    flits: u32,
+    out_cap: u32,
+    idle: bool,
+    host: bool,
+) -> Admit {
+    credits.admit_shared(qb, vcs, q, now, flits, out_cap, idle, host)
+}
+
 /// Replace the LRU stamps by their ranks among the distinct stamps (the same order, the same
 /// ties) and return the highest rank: what the clock continues from when it reaches `u32::MAX`
 /// (once per 4 G grants). Stamps are 32 bits so that the array of one per input VC
@@ -450,13 +512,29 @@ pub(crate) fn renumber_stamps(lru: &mut [u32]) -> u32 {
 /// never updates `wait_sorted`: it runs only on a list that a longer pass left at most 1 long,
 /// and 1 entry is always in order. Out of line: inlined, it took registers from the grants of
 /// `on_arbitrate`.
+///
+/// `injection_below` (the timing's): with the transit priority, entries whose low 32 bits are
+/// below it (node inputs) come after all the others, least recently granted first among each.
 #[inline(never)]
-pub(crate) fn order_requests(list: &mut [u64], lru: &[u32], vcs: usize, sorted: usize) {
+pub(crate) fn order_requests(list: &mut [u64], lru: &[u32], vcs: usize, sorted: usize, injection_below: u32) {
+    if injection_below == 0 {
+        insert_in_order::<false>(list, lru, vcs, sorted, 0);
+    } else {
+        // A pass's new transit heads may belong before the injection requests it refused, so
+        // the list is in order only up to its first entry (insertion over a list mostly in
+        // order is still linear).
+        insert_in_order::<true>(list, lru, vcs, 1, injection_below);
+    }
+}
+
+/// [`order_requests`]' insertion, with the transit priority's key or without it.
+#[inline(always)]
+fn insert_in_order<const PRIORITY: bool>(list: &mut [u64], lru: &[u32], vcs: usize, sorted: usize, below: u32) {
     let n = list.len();
     // The key of the input VC alone (the low 32 bits): the output and the mark do not order.
     let key = |e: u64| {
         let e = e as u32;
-        (lru[(e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize], e)
+        (PRIORITY && e < below, lru[(e >> VC_BITS) as usize * vcs + (e & VC_MASK) as usize], e)
     };
     for i in sorted.clamp(1, n)..n {
         let x = list[i];
@@ -492,12 +570,15 @@ mod tests {
         }
 
         /// With its first `sorted` entries in arbitration order (as a pass leaves them),
-        /// `order_requests` puts the list in the order a full sort by (LRU stamp, entry) gives.
+        /// `order_requests` puts the list in the order a full sort by (LRU stamp, entry) gives;
+        /// with the transit priority (node inputs: ports below `hosts`), by (node input, LRU
+        /// stamp, entry), so that every transit request precedes every injection request.
         #[test]
         fn order_requests_equals_the_full_sort(
             stamps in proptest::collection::vec(0u32..50, 16),
             picks in proptest::collection::btree_set(0u32..16, 2..16),
             cut in 0usize..16,
+            hosts in 0u32..4,
         ) {
             let vcs = 2;
             // Outputs and marks in the high bits, which must not change the order.
@@ -508,15 +589,17 @@ mod tests {
             };
             let key = |e: u64| {
                 let e = e as u32;
-                (stamps[(e >> VC_BITS) as usize * vcs + (e & 0xff) as usize], e)
+                ((e >> VC_BITS) < hosts, stamps[(e >> VC_BITS) as usize * vcs + (e & 0xff) as usize], e)
             };
             let mut list: Vec<u64> = picks.iter().map(|&i| entry(i)).collect();
             let sorted = cut.min(list.len());
             list[..sorted].sort_unstable_by_key(|&e| key(e));
             let mut expected = list.clone();
             expected.sort_unstable_by_key(|&e| key(e));
-            order_requests(&mut list, &stamps, vcs, sorted);
-            prop_assert_eq!(list, expected);
+            order_requests(&mut list, &stamps, vcs, sorted, hosts << VC_BITS);
+            prop_assert_eq!(&list, &expected);
+            let first_injection = list.iter().position(|&e| (e as u32 >> VC_BITS) < hosts).unwrap_or(list.len());
+            prop_assert!(list[first_injection..].iter().all(|&e| (e as u32 >> VC_BITS) < hosts));
         }
     }
 }

@@ -36,6 +36,10 @@ pub enum Admit {
     Through,
     /// The packet waits in the output buffer, whose flits now count it.
     Queue,
+    /// Shared output queue only ([`CreditLedger::admit_shared`]): the VC's credits do not cover
+    /// the packet; nothing changed (the next return: [`CreditLedger::next_return`]). No field,
+    /// so that the per-VC grant's outcome stays one byte.
+    Credits,
 }
 
 /// The newest pending return is kept in the state itself, with the flits of all pending
@@ -252,6 +256,52 @@ impl CreditLedger {
         Admit::Queue
     }
 
+    /// [`Self::admit`] for an output port whose VCs share one queue (`network.output_queue =
+    /// "shared"`, FOGSim's `bufferedOutPort`): the queue of the port's VC queues `qb..qb + vcs`
+    /// holds `out_cap` flits in all (else `Full`), and a packet for VC `q` enters it only if
+    /// that VC's free credits, after absorbing the arrived returns and net of the flits the
+    /// queue already holds for it, cover the packet (FOGSim's `getCredits`; else `Credits`, and
+    /// the returns absorbed by `now`, so that `next_return` is the next one still on its way).
+    /// Every queued packet can then leave when its turn comes: its credits are taken at the
+    /// send, as with per-VC buffers, so the congestion signal counts it once.
+    #[allow(clippy::too_many_arguments)]
+    pub fn admit_shared(
+        &mut self,
+        qb: usize,
+        vcs: usize,
+        q: usize,
+        now: Time,
+        flits: u32,
+        out_cap: u32,
+        idle: bool,
+        host: bool,
+    ) -> Admit {
+        if self.port_out_flits(qb, vcs) + flits > out_cap {
+            return Admit::Full;
+        }
+        let s = &mut self.state[q];
+        if !host {
+            let free = absorb_in(s, &self.ring, self.cap, q, now);
+            if free < s.out_flits + flits {
+                return Admit::Credits;
+            }
+        }
+        if idle {
+            if !host {
+                s.free -= flits;
+            }
+            return Admit::Through;
+        }
+        s.out_flits += flits;
+        Admit::Queue
+    }
+
+    /// Flits in the output buffers of the VC queues `qb..qb + vcs` (one port's).
+    #[inline]
+    pub fn port_out_flits(&self, qb: usize, vcs: usize) -> u32 {
+        self.state[qb..qb + vcs].iter().map(|s| s.out_flits).sum()
+    }
+
     /// Use `flits` credits (the caller checked they are free after `absorb`).
     #[inline]
     pub fn take(&mut self, q: usize, flits: u32) {
@@ -463,6 +513,47 @@ mod tests {
         assert_eq!((l.occupancy(1, 9), l.occupancy(1, 10), l.free_at(1, 10)), (3, 0, 4));
         let uniform = CreditLedger::with_classes(3, [5, 5, 5], |q| q as u8);
         assert!(uniform.queue_class.is_empty() && uniform.cap_of(2) == 5);
+    }
+
+    /// FOGSim's shared output queue on a constructed port of two VCs (queues 0 and 1), a
+    /// 20-flit queue and 10-flit packets: the VCs fill one queue between them, and a VC whose
+    /// credits, net of what the queue holds for it, fall short is refused with the time of its
+    /// next return (or none), though the queue has room.
+    #[test]
+    fn a_shared_output_queue_admits_within_its_room_and_the_vcs_net_credits() {
+        let mut l = CreditLedger::new(4, 30);
+        let admit = |l: &mut CreditLedger, q: usize, now: Time| l.admit_shared(0, 2, q, now, 10, 20, false, false);
+        assert_eq!(admit(&mut l, 0, 0), Admit::Queue);
+        assert_eq!(admit(&mut l, 1, 0), Admit::Queue);
+        assert_eq!(l.port_out_flits(0, 2), 20);
+        // Per-VC buffers of 20 would take a second packet on each VC; the shared one is full.
+        assert_eq!(admit(&mut l, 0, 0), Admit::Full);
+        assert_eq!(admit(&mut l, 1, 0), Admit::Full);
+        assert_eq!(l.admit(0, 0, 10, 20, false, false), Admit::Queue, "the per-VC rule");
+        l.remove_out_flits(0, 10);
+        // VC 1 sends its packet (its credits taken at the send) and the next VC 1 packet is
+        // admitted: 30 credits, 10 used downstream, 10 held by the queue, 10 left.
+        assert!(!l.leave_out(1, 10, 10, u32::MAX, true));
+        assert_eq!(admit(&mut l, 1, 0), Admit::Queue);
+        // Now 10 used + 10 queued of VC 1's 30: one more packet's worth, but the queue (VC 0's
+        // 10 and VC 1's 10) is full again.
+        assert_eq!(admit(&mut l, 1, 0), Admit::Full);
+        // Make room in the queue; VC 1's credits then decide: 10 used downstream, 10 queued,
+        // 10 free, so another 10-flit packet fits, and after it none.
+        l.remove_out_flits(0, 10);
+        assert_eq!(admit(&mut l, 1, 0), Admit::Queue);
+        l.remove_out_flits(1, 20);
+        l.take(1, 20);
+        assert_eq!(l.free_at(1, 0), 0);
+        assert_eq!((admit(&mut l, 1, 0), l.next_return(1)), (Admit::Credits, None), "no return on its way");
+        l.give_back(1, 0, 500, 10);
+        assert_eq!((admit(&mut l, 1, 100), l.next_return(1)), (Admit::Credits, Some(500)));
+        assert_eq!(admit(&mut l, 1, 500), Admit::Queue, "the return arrived");
+        // An ejection port needs no credits; an idle output goes straight through.
+        l.remove_out_flits(1, 10);
+        assert_eq!(l.admit_shared(2, 2, 3, 0, 10, 20, true, false), Admit::Through);
+        assert_eq!(l.free_at(3, 0), 20, "a packet straight through takes its credits");
+        assert_eq!(l.admit_shared(2, 2, 2, 0, 10, 20, false, true), Admit::Queue);
     }
 
     #[test]

@@ -279,7 +279,11 @@ impl<R: Routing> Simulation<R> {
         let qi = qb + vc;
         // Only a buffer that had no room for another packet can have blocked a crossbar request.
         let largest = self.core.t.packet_flits as u32;
-        let was_full = self.fab.credits.leave_out(qi, flits, largest, self.core.t.out_cap, !host);
+        let was_full = if self.core.t.shared_out {
+            leave_shared(&mut self.fab.credits, qb, vcs, qi, flits, largest, self.core.t.out_cap, !host)
+        } else {
+            self.fab.credits.leave_out(qi, flits, largest, self.core.t.out_cap, !host)
+        };
         let ser = self.core.t.ser_of(class, flits);
         st.queued -= 1;
         st.rr = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
@@ -467,6 +471,27 @@ impl<R: Routing> Simulation<R> {
     pub fn router_view(&self, router: u32, in_port: u16) -> RouterView<'_> {
         RouterView::new(&self.core.topo, router, in_port, self.core.now, self.fab.vcs, &self.fab.credits)
     }
+}
+
+/// `CreditLedger::leave_out` for a shared output queue (the port's VC queues `qb..qb + vcs`):
+/// whether the port's queue, which is what a request can have found full, was full for a
+/// packet of `largest` flits. Out of line: per-VC buffers are the hot path.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn leave_shared(
+    credits: &mut CreditLedger,
+    qb: usize,
+    vcs: usize,
+    qi: usize,
+    flits: u32,
+    largest: u32,
+    out_cap: u32,
+    take: bool,
+) -> bool {
+    let before = credits.port_out_flits(qb, vcs);
+    credits.leave_out(qi, flits, 0, u32::MAX, take);
+    before + largest > out_cap
 }
 
 /// Output arbitration's choice at `now`: round robin from VC `rr` over the VC queues `qb..qb +
