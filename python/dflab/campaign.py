@@ -33,7 +33,7 @@ from dflab.config import Experiment
 from dflab.config_types import Number
 from dflab.errors import UserError
 from dflab.loading import SweepSpec, read_toml, sweep_spec, validate
-from dflab.overrides import deep_merge
+from dflab.overrides import apply_overrides, deep_merge
 from dflab.saturation import Criterion, grid
 from dflab.study_figures import FigureSpec
 
@@ -147,6 +147,9 @@ class Campaign:
     name: str
     path: Path
     file: CampaignFile
+    # `dflab reproduce --set KEY=VALUE` items, applied over every sweep's experiment (its own
+    # keys and [base] alike): the campaign under a variant of the model, in its own store.
+    overrides: tuple[str, ...] = ()
 
     @property
     def study(self) -> StudyInfo:
@@ -186,9 +189,9 @@ class Campaign:
             data = deep_merge(data, entry.quick.model_dump(exclude_none=True, exclude={"skip"}))
             where = f"{where}.quick"
         own = {key: data[key] for key in EXPERIMENT_KEYS if key in data}
-        merged = deep_merge(self.file.base, own)
+        merged = apply_overrides(deep_merge(self.file.base, own), self.overrides)
         merged["name"] = f"{self.name}-{entry.name}"
-        experiment = _experiment(merged, own, where)
+        experiment = _experiment(merged, own, where, self.overrides)
         table = {key: data[key] for key in SWEEP_KEYS if key in data}
         if "axes" in table:
             table.update(table.pop("axes"))
@@ -223,13 +226,17 @@ def only_loads(planned: list[PlannedSweep], loads: Sequence[float]) -> list[Plan
     return out
 
 
-def _experiment(data: dict[str, Any], own: dict[str, Any], where: str) -> Experiment:
-    """The sweep's base experiment; an error names the key where it was given: the sweep's own
-    table, or [base]."""
+def _experiment(
+    data: dict[str, Any], own: dict[str, Any], where: str, overrides: Sequence[str] = ()
+) -> Experiment:
+    """The sweep's base experiment; an error names the key where it was given: `--set`, the
+    sweep's own table, or [base]."""
     try:
         return validate(Experiment, data)
     except UserError as exc:
         key = exc.message.split(":", 1)[0]
+        if any(item.partition("=")[0].strip() == key for item in overrides):
+            raise UserError(f"--set {exc.message}") from None
         if " " not in key and _given(own, key):
             raise UserError(f"{where}.{exc.message}") from None
         if " " not in key and _given(data, key):

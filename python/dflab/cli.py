@@ -620,8 +620,11 @@ def reproduce(
     scheduler: SchedulerOpt = None,
     retries: RetriesOpt = None,
     timeout_s: TimeoutOpt = None,
+    set_: SetOpt = None,
 ) -> None:
-    """Run a paper's figure from its campaign, draw it and check it against the paper's numbers."""
+    """Run a paper's figure from its campaign, draw it and check it against the paper's numbers.
+    --set runs every sweep with a config key changed (a variant of the model: give it its own
+    --out)."""
     from dflab import studies
 
     if list_:
@@ -637,6 +640,10 @@ def reproduce(
 
     name, path = studies.find(study)
     campaign = load_campaign(path, name)
+    if set_:
+        from dataclasses import replace
+
+        campaign = replace(campaign, overrides=tuple(set_))
     cluster = _cluster(path, backend, scheduler, retries, timeout_s)
     size = "full" if full else "quick"
     only = parse_loads(loads) if loads is not None else None
