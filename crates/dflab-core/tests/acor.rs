@@ -1,6 +1,7 @@
 //! The ACOR family's headline behaviour (Benito et al., JPDC'19), at reduced size: the paper's
 //! FOGSim network (10-flit packets of 25 B, 25 GB/s links, speedup 2, 90 ns routers, 15/150 ns
-//! links, per-class queues, cut through) on dfly(3,6,3) with 19 groups, palmtree, a few µs.
+//! links, per-class queues, cut through, FOGSim's shared output queues with transit first) on
+//! dfly(3,6,3) with 19 groups, palmtree, a few µs.
 //! The full-size numbers are in docs/acor-results.md.
 
 mod common;
@@ -24,6 +25,7 @@ fn acor(routing: &str, pattern: &str, load: f64) -> Experiment {
     (n.host_latency_ns, n.local_latency_ns, n.global_latency_ns) = (1.0, 15.0, 150.0);
     (n.input_latency_ns, n.output_latency_ns) = (0.0, 85.5);
     n.cut_through = true;
+    (n.output_queue, n.transit_priority) = (dflab_core::config::OutputQueue::Shared, true);
     e.routing.algorithm = routing.into();
     e.traffic.pattern = pattern.into();
     e.traffic.load = load;
@@ -98,6 +100,31 @@ fn recomputation_lowers_latency_before_saturation() {
             assert!(b < 0.98 * a, "{routing} seed {seed}: {b} with recomputation, {a} without");
         }
     }
+}
+
+/// FOGSim's output stage (`network.output_queue = "shared"`, `network.transit_priority`):
+/// a hot global port's one queue fills with transit, which is served first, so a refused
+/// injection head is refused there at every attempt and recomputation moves it to another
+/// port. Past saturation under PERM that is what recomputation gains for VAL CRG-Gr (FOGSim:
+/// +18 % on acor-1056; per-VC buffers, where injection keeps its VC's share of the link: +1 %),
+/// and under HOT it is what lets Valiant carry FOGSim's load (acor-1056: 0.330 against
+/// FOGSim's 0.331, 0.225 with per-VC buffers). docs/validation.md, "FOGSim".
+#[test]
+fn fogsim_output_queues_give_recomputation_its_gain_past_saturation() {
+    let crg_gr = |pattern: &str, shared: bool, recompute: bool| {
+        let mut e = with(acor("VAL", pattern, 0.7), &[("policy", "crg-gr".into()), ("recompute", recompute.into())]);
+        e.routing.set("restricted", true);
+        if !shared {
+            e.network.output_queue = dflab_core::config::OutputQueue::PerVc;
+            e.network.transit_priority = false;
+        }
+        accepted(&e)
+    };
+    let gain = |shared: bool| crg_gr("perm", shared, true) / crg_gr("perm", shared, false);
+    let (per_vc, fogsim) = (gain(false), gain(true));
+    assert!(fogsim > 1.08 && per_vc < 1.05, "PERM: recomputation gains {fogsim} (shared), {per_vc} (per VC)");
+    let (per_vc, fogsim) = (crg_gr("hot", false, true), crg_gr("hot", true, true));
+    assert!(fogsim > 1.3 * per_vc, "HOT: {fogsim} carried (shared), {per_vc} (per VC)");
 }
 
 #[test]
@@ -190,6 +217,7 @@ fn with_fixed_windows_the_switches_come_down_together_one_window_after_the_step_
         (by_7_5, on_grid, *times.iter().max().unwrap())
     };
     let (fixed, restart) = (step("fixed"), step("restart"));
-    assert!(fixed.0 > 0.8 && fixed.1 && fixed.2 <= 8_000_000, "fixed windows: {fixed:?}");
+    // (Three quarters: 80 % here with FOGSim's shared output queues, 85 % with per-VC ones.)
+    assert!(fixed.0 > 0.75 && fixed.1 && fixed.2 <= 8_000_000, "fixed windows: {fixed:?}");
     assert!(restart.0 < 0.5 && !restart.1 && restart.2 > fixed.2, "restart: {restart:?}");
 }
