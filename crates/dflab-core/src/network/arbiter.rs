@@ -6,7 +6,7 @@
 
 use super::fabric::{freed_bit, FULL_SEEN, VC_BITS, VC_MASK};
 use super::fabric::{request, request_full_seen, request_in_port, request_in_vc, request_port, request_vc, InPort};
-use super::{Admit, CreditLedger, PacketId};
+use super::{Admit, PacketId};
 use crate::engine::event::Event;
 use crate::engine::sim::{ctx, Fallible, Simulation};
 use crate::error::Error;
@@ -382,7 +382,7 @@ impl<R: Routing> Simulation<R> {
         let idle = out_queued == 0 && out_busy <= done;
         let admit = if self.core.t.shared_out {
             let (vcs, cap) = (self.fab.vcs, self.core.t.out_cap);
-            admit_shared(&mut self.fab.credits, op * vcs, vcs, oi, now, flits, cap, idle, host)
+            self.fab.credits.admit_shared(op * vcs, vcs, oi, now, flits, cap, idle, host)
         } else {
             self.fab.credits.admit(oi, now, flits, self.core.t.out_cap, idle, host)
         };
@@ -467,24 +467,6 @@ impl<R: Routing> Simulation<R> {
         }
         Ok(grant)
     }
-}
-
-/// [`CreditLedger::admit_shared`], out of line: the per-VC grant is the hot path.
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn admit_shared(
-    credits: &mut CreditLedger,
-    qb: usize,
-    vcs: usize,
-    q: usize,
-    now: Time,
-    flits: u32,
-    out_cap: u32,
-    idle: bool,
-    host: bool,
-) -> Admit {
-    credits.admit_shared(qb, vcs, q, now, flits, out_cap, idle, host)
 }
 
 /// Replace the LRU stamps by their ranks among the distinct stamps (the same order, the same

@@ -263,7 +263,10 @@ impl CreditLedger {
     /// queue already holds for it, cover the packet (FOGSim's `getCredits`; else `Credits`, and
     /// the returns absorbed by `now`, so that `next_return` is the next one still on its way).
     /// Every queued packet can then leave when its turn comes: its credits are taken at the
-    /// send, as with per-VC buffers, so the congestion signal counts it once.
+    /// send, as with per-VC buffers, so the congestion signal counts it once. Out of line: the
+    /// per-VC grant is the hot path.
+    #[cold]
+    #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     pub fn admit_shared(
         &mut self,
