@@ -38,6 +38,7 @@ def test_defaults_are_the_documented_ones() -> None:
             "host_latency_ns": 10.0, "local_latency_ns": 30.0, "global_latency_ns": 300.0,
             "input_latency_ns": 10.0, "output_latency_ns": 10.0, "timing": "link-busy",
             "router_pipeline": "standard", "credit_delay_cycles": 2, "cut_through": False,
+            "output_queue": "per-vc", "transit_priority": False,
         },
         "routing": {"algorithm": "MIN", "vc_layout": "reference"},
         "traffic": {

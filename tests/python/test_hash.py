@@ -27,6 +27,7 @@ OTHER_STRING = {
     "traffic.nic_policy": "same-index",
     "network.timing": "sst",
     "network.router_pipeline": "single-cycle",
+    "network.output_queue": "shared",
     "routing.intermediate": "any",
     "routing.intra_group": "adaptive",
     "routing.q_update": "plain",
