@@ -155,6 +155,10 @@ class Campaign:
     def study(self) -> StudyInfo:
         return self.file.study
 
+    def with_overrides(self, items: Sequence[str]) -> Campaign:
+        """The campaign with `--set KEY=VALUE` items over every sweep's experiment."""
+        return replace(self, overrides=tuple(items))
+
     def sweep_names(self) -> list[str]:
         return [entry.name for entry in self.file.sweeps]
 

@@ -639,11 +639,7 @@ def reproduce(
     from dflab.campaign import load_campaign
 
     name, path = studies.find(study)
-    campaign = load_campaign(path, name)
-    if set_:
-        from dataclasses import replace
-
-        campaign = replace(campaign, overrides=tuple(set_))
+    campaign = load_campaign(path, name).with_overrides(set_ or [])
     cluster = _cluster(path, backend, scheduler, retries, timeout_s)
     size = "full" if full else "quick"
     only = parse_loads(loads) if loads is not None else None

@@ -78,16 +78,14 @@ def test_the_sizes_of_a_campaign(tmp_path: Path) -> None:
 
 def test_overrides_apply_over_every_sweep_and_name_a_bad_key(tmp_path: Path) -> None:
     # `dflab reproduce --set`: over [base] and over a sweep's own keys alike.
-    from dataclasses import replace
-
     campaign = load_campaign(_write(tmp_path, TINY))
     items = ("network.output_buffer_flits=7", "run.warmup_us=1.5")
-    planned = replace(campaign, overrides=items).plan("full")
+    planned = campaign.with_overrides(items).plan("full")
     assert [s.experiment.network.output_buffer_flits for s in planned] == [7, 7]
     assert [s.experiment.run.warmup_us for s in planned] == [1.5, 1.5]
     assert campaign.plan("full")[1].experiment.run.warmup_us == 4.0
     with pytest.raises(UserError, match=r"^--set network\.output_queue"):
-        replace(campaign, overrides=("network.output_queue=fifo",)).plan("full")
+        campaign.with_overrides(["network.output_queue=fifo"]).plan("full")
     out = run_cli("reproduce", str(tmp_path / "study.toml"), "--set", "network.output_queue=fifo")
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "error: --set network.output_queue: 'fifo' is not allowed" in out.stderr
