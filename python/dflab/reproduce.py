@@ -6,6 +6,8 @@ Layout of the output directory (`results/reproduce/<study>/<size>/` by default):
     <figure files>    the campaign's figures
     checks.md         the check table with its sources and notes, the counts, the wall time
     checks.csv        the same rows, for scripts
+    curves.md         the numbers of each load-curves figure, one table per pattern
+                      (dflab.curve_tables)
     timing.csv        every point's own wall time (longest first): where the time went
 
 All sweeps of plain points run through one pool (`dflab.sweep.run_sweeps`), most expensive
@@ -29,9 +31,10 @@ from rich.table import Table
 
 from dflab.campaign import Campaign, PlannedSweep
 from dflab.checks import PASS, CheckRow, Results, counts, evaluate, failed
+from dflab.curve_tables import curve_tables
 from dflab.saturation import Search, search_many
 from dflab.store import Store, atomic_write
-from dflab.study_figures import draw
+from dflab.study_figures import draw, figure_frame
 from dflab.sweep import ExecutorFactory, Point, Policy, expand, process_pool, run_sweeps
 from dflab.version import version_line
 from dflab.worker import Runner, run_engine
@@ -51,6 +54,7 @@ class Reproduction:
     rows: list[CheckRow] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)
     timing: pl.DataFrame = field(default_factory=pl.DataFrame)
+    curves: str = ""
 
     @property
     def ok(self) -> bool:
@@ -127,6 +131,7 @@ def reproduce(
     for figure in campaign.file.figures:
         path, why = draw(figure, results, out)
         result.figures.append((str(path) if path else figure.file, why))
+    result.curves = _curves_markdown(result, results)
     result.rows = evaluate(campaign.file.checks, results, size, partial=loads is not None)
     result.timing = _timing(planned, stores)
     result.elapsed_s = time.monotonic() - started
@@ -282,6 +287,26 @@ def _markdown(result: Reproduction) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _curves_markdown(result: Reproduction, results: Results) -> str:
+    """curves.md: each load-curves figure's numbers (dflab.curve_tables), "" without one."""
+    sections = []
+    for figure in result.campaign.file.figures:
+        if figure.kind != "load-curves":
+            continue
+        tables = curve_tables(figure_frame(figure, results))
+        if tables:
+            sections.append(f"## {figure.title or figure.file} ({figure.file})\n\n{tables}")
+    if not sections:
+        return ""
+    head = (
+        f"# {result.campaign.name} ({result.size} size): the numbers of the figures\n\n"
+        "Mean packet latency in ns, averaged over the seeds; in parentheses the accepted "
+        "load where it is below 95 % of the offered (saturated: the figures draw these "
+        f"points hollow). {version_line()}.\n"
+    )
+    return "\n".join([head, *sections])
+
+
 def write_outputs(result: Reproduction) -> None:
     result.out.mkdir(parents=True, exist_ok=True)
     atomic_write(result.out / "checks.md", _markdown(result).encode())
@@ -291,6 +316,8 @@ def write_outputs(result: Reproduction) -> None:
     writer.writeheader()
     writer.writerows(asdict(row) for row in result.rows)
     atomic_write(result.out / "checks.csv", buffer.getvalue().encode())
+    if result.curves:
+        atomic_write(result.out / "curves.md", result.curves.encode())
     if not result.timing.is_empty():
         text = io.BytesIO()
         result.timing.write_csv(text)

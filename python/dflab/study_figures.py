@@ -76,6 +76,11 @@ def _selected(frame: Any, where: dict[str, Any] | list[dict[str, Any]] | None) -
     return pl.concat(parts, how="diagonal_relaxed").unique(maintain_order=True)
 
 
+def figure_frame(figure: FigureSpec, results: Results) -> Any:
+    """The summary rows a load-curves or distribution figure draws."""
+    return _selected(results.frame(figure.sweeps), figure.where)
+
+
 def draw(figure: FigureSpec, results: Results, out: Path) -> tuple[Path | None, str]:
     """Draw `figure` into `out`/its file: (the path, "") or (None, why nothing was drawn)."""
     from dflab.figures import plot_latency_distribution, plot_load_curves, plot_series
@@ -95,7 +100,7 @@ def draw(figure: FigureSpec, results: Results, out: Path) -> tuple[Path | None, 
         metrics = figure.metrics or DEFAULT_METRICS["series"]
         plot_series(frames, metrics, path, marks_us=figure.marks_us, title=figure.title or None)
         return path, f"no points for {', '.join(missing)}" if missing else ""
-    frame = _selected(results.frame(figure.sweeps), figure.where)
+    frame = figure_frame(figure, results)
     if frame.is_empty():
         return None, "no points"
     if figure.kind == "load-curves":

@@ -61,6 +61,8 @@ def test_reproduce_runs_draws_checks_and_resumes(tmp_path: Path) -> None:
         len(Store(out / "min").done_hashes()) == 6 and len(Store(out / "long").done_hashes()) == 1
     )
     assert (out / "curves.png").stat().st_size > 0
+    # curves.md: the figure's numbers, MIN's latency at load 0.2 as the check below reads it
+    assert "| MIN | 1222 |" in (out / "curves.md").read_text()
     statuses = [row.status for row in result.rows]
     # MIN max 0.6 against 0.6; VALn 0.45 against 0.5 (known); MIN 0.2 latency 1/(1-0.2/1.1)
     assert statuses == ["pass", "known", "pass"], result.rows
