@@ -57,8 +57,9 @@ _PATH = re.compile(
 # The notes that the engine's source comments cite by name: docs/references.md names them
 # (and says what they stand for) without their being files of the repository.
 _EXTERNAL_NOTES = {"qadaptive-reference.md", "baseline-algorithms.md", "sst-port-timing.md"}
-# Files that dflab writes (`dflab reproduce`'s check table), named by the docs, not documents.
-_OUTPUT_FILES = {"checks.md"}
+# Files that dflab writes (`dflab reproduce`'s check and curve tables), named by the docs, not
+# documents.
+_OUTPUT_FILES = {"checks.md", "curves.md"}
 
 
 def _resolves(document: Path, target: str, names: set[str]) -> bool:
