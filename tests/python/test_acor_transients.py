@@ -51,3 +51,12 @@ def test_settles_at_is_the_first_window_that_stays_within_ten_percent() -> None:
     # A steady curve settles at once (the first moving-average window), a short one never.
     assert t.settles_at([(float(w * 100), 500.0) for w in range(60)]) == pytest.approx(100.0)
     assert t.settles_at([(float(w * 100), 500.0) for w in range(10)]) is None
+
+
+def test_within_counts_seeds_and_switches_inside_the_papers_bound() -> None:
+    t = load_script()
+    # Three seeds of a = 2 switches: both within 500 ns; one at 600 ns; one switch that never
+    # changed (left out of its seed's list).
+    per_seed = [[0.0, 500.0], [100.0, 600.0], [200.0]]
+    assert t.within(per_seed, 2, 500.0) == (1, 4)
+    assert t.within(per_seed, 2, 1000.0) == (2, 5)
