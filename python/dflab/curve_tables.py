@@ -15,7 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from dflab.plot_style import routing_key, traffic_order
-from dflab.plots import _curves as curve_points
+from dflab.plots import curve_points
 
 
 def _cell(latency_us: float | None, accepted: float | None, saturated: bool) -> str:

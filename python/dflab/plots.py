@@ -31,6 +31,7 @@ from dflab.stats import t_quantile
 from dflab.store import Store, coordinate_axes
 
 __all__ = [
+    "curve_points",
     "latency_throughput_figure",
     "output_paths",
     "plot_store",
@@ -75,7 +76,7 @@ def _curve_labels(frame: pl.DataFrame, x: str) -> pl.DataFrame:
     return frame.with_columns(label.alias("curve"))
 
 
-def _curves(frame: pl.DataFrame, x: str = "load") -> pl.DataFrame:
+def curve_points(frame: pl.DataFrame, x: str = "load") -> pl.DataFrame:
     """One row per (traffic, curve, x): each metric's mean over seeds and the half-width of its
     95 % confidence interval (null for one seed), the number of seeds, and whether the point
     is saturated."""
@@ -185,7 +186,7 @@ def latency_throughput_figure(
 ) -> Figure:
     """The figure of a store's summary frame; `caption` becomes the figure's title."""
     x = _x_column(frame)
-    curves = _curves(frame, x)
+    curves = curve_points(frame, x)
     traffics = sorted(curves["traffic"].unique().to_list(), key=traffic_order)
     styles = routing_styles(curves["curve"].unique().to_list())
     metrics = ["latency_mean", *(["latency_p99"] if p99 else []), "accepted"]
