@@ -67,13 +67,34 @@ def _start_sweep(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], P
     return proc, log
 
 
+@contextlib.contextmanager
+def _sigint_deliverable() -> Iterator[None]:
+    """A terminal's Ctrl-C reaches a sweep whose SIGINT is not ignored. A suite started in the
+    background (`cmd &` in a script, nohup) ignores SIGINT, an ignored signal is inherited
+    across exec, and dflab keeps an ignored SIGINT ignored (by design, `sweep._Signals`):
+    whether the sweep saw Ctrl-C then depended on whether this process had a C-level SIGINT
+    handler of its own (polars installs one on import), which a child does not inherit. So
+    this process handles SIGINT while the sweep starts, and the sweep starts with the
+    default."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture
 def start_sweep(tmp_path: Path) -> Iterator[Callable[[], tuple[subprocess.Popen[bytes], Path]]]:
     """Starts the interrupt sweep; whatever a failed test left of it is killed afterwards."""
     started: list[subprocess.Popen[bytes]] = []
 
     def start() -> tuple[subprocess.Popen[bytes], Path]:
-        proc, log = _start_sweep(tmp_path)
+        with _sigint_deliverable():
+            proc, log = _start_sweep(tmp_path)
         started.append(proc)
         return proc, log
 
